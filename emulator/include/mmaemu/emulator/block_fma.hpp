@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// One tensor-core block: d = block(a[0..n), b[0..n), c), n <= nfma, as block-fma.md states.
+// An exact integer core: no floating-point rounding anywhere in the sum.
+
+#include <array>
+#include <cstdint>
+
+#include "mmaemu/emulator/exact.hpp"
+#include "mmaemu/emulator/format.hpp"
+#include "mmaemu/emulator/preset.hpp"
+
+namespace mmaemu::model {
+
+// An FP8 operand as the block sees it: |x| = mant * 2^(ea - frac_bits) with
+// ea = max(floor(log2 |x|), emin): a subnormal keeps ea = emin and mant < 2^frac_bits.
+// A zero has mant 0 and ea = kZeroExp, so that it never sets the block exponent.
+struct Fp8Operand {
+  std::uint8_t mant;
+  std::int8_t ea;
+  std::uint8_t neg;
+  std::uint8_t cls;  // ValueClass
+};
+
+inline constexpr int kZeroExp = -100;
+
+// The 256-entry operand table of an FP8 format (e4m3 or e5m2).
+const std::array<Fp8Operand, 256>& fp8_operand_table(Format f);
+
+// Rounds the exact block value (-1)^neg * mag * 2^lsb_exp to the preset's block result:
+// frac_out fraction bits with the preset's rounding, binary32 subnormals as multiples of
+// 2^-149 (never finer than frac_out bits), +-Inf beyond the binary32 range. mag = 0: +0.
+std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, const Preset& p);
+
+// One block over finite codes, n <= p.nfma (zero pairs are dropped, so padding is free).
+// c_bits is a finite binary32 value (+-0 counts as no term).
+std::uint32_t block_fma(const std::uint8_t* a, Format fa, const std::uint8_t* b, Format fb, int n,
+                        std::uint32_t c_bits, const Preset& p);
+
+}  // namespace mmaemu::model

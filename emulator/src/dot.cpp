@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/emulator/dot.hpp"
+
+#include <string>
+
+#include "mmaemu/emulator/block_fma.hpp"
+#include "mmaemu/emulator/errors.hpp"
+
+namespace mmaemu::model {
+
+namespace {
+
+constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;
+constexpr std::uint32_t kPosInf32 = 0x7F800000u;
+constexpr std::uint32_t kNegInf32 = 0xFF800000u;
+
+void check_formats(FormatPair fmt) {
+  if (!is_fp8(fmt.a)) {
+    throw ValueError(std::string("dot: format of a must be e4m3 or e5m2, got ") + format_name(fmt.a));
+  }
+  if (!is_fp8(fmt.b)) {
+    throw ValueError(std::string("dot: format of b must be e4m3 or e5m2, got ") + format_name(fmt.b));
+  }
+}
+
+// The non-finite rule over a whole chain. Returns true and sets `out` when some operand or c
+// is not finite.
+bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
+                      std::uint32_t c_bits, FormatPair fmt, std::uint32_t& out) {
+  const auto& ta = fp8_operand_table(fmt.a);
+  const auto& tb = fp8_operand_table(fmt.b);
+  constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
+  constexpr auto kZero = static_cast<std::uint8_t>(ValueClass::zero);
+  constexpr auto kInf = static_cast<std::uint8_t>(ValueClass::inf);
+  // Fast path: nothing special at all (the usual case).
+  bool any = false;
+  for (std::size_t k = 0; k < K; ++k) any |= (ta[a[k]].cls > kFinite) | (tb[b[k]].cls > kFinite);
+  const std::uint32_t cexp = (c_bits >> 23) & 0xFFu;
+  if (!any && cexp != 0xFFu) return false;
+
+  bool nan = false;
+  bool pos_inf = false;
+  bool neg_inf = false;
+  if (cexp == 0xFFu) {
+    if (c_bits & 0x7FFFFFu) {
+      nan = true;
+    } else {
+      ((c_bits >> 31) ? neg_inf : pos_inf) = true;
+    }
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    const Fp8Operand& x = ta[a[k]];
+    const Fp8Operand& y = tb[b[k]];
+    if (x.cls <= kFinite && y.cls <= kFinite) continue;
+    if (x.cls > kInf || y.cls > kInf) {
+      nan = true;  // a NaN operand
+    } else if (x.cls == kZero || y.cls == kZero) {
+      nan = true;  // Inf * 0
+    } else {
+      ((x.neg ^ y.neg) ? neg_inf : pos_inf) = true;
+    }
+  }
+  if (nan || (pos_inf && neg_inf)) {
+    out = kCanonicalNaN32;
+  } else {
+    out = pos_inf ? kPosInf32 : kNegInf32;
+  }
+  return true;
+}
+
+std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
+                    std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
+  std::uint32_t special;
+  if (nonfinite_result(a, b, K, c_bits, fmt, special)) return special;
+  std::uint32_t c = c_bits;
+  const auto nfma = static_cast<std::size_t>(p.nfma);
+  for (std::size_t k0 = 0; k0 < K; k0 += nfma) {
+    const std::size_t n = K - k0 < nfma ? K - k0 : nfma;
+    c = block_fma(a + k0, fmt.a, b + k0, fmt.b, static_cast<int>(n), c, p);
+    if (((c >> 23) & 0xFFu) == 0xFFu) break;  // an overflow to Inf ends the chain
+  }
+  return c;
+}
+
+}  // namespace
+
+std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+                  std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
+  check_formats(fmt);
+  if (a.size() != b.size()) {
+    throw ValueError("dot: a has " + std::to_string(a.size()) + " elements but b has " +
+                     std::to_string(b.size()));
+  }
+  return chain(a.data(), b.data(), a.size(), c_bits, p, fmt);
+}
+
+void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
+              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt,
+              std::uint32_t* out) {
+  check_formats(fmt);
+  for (std::size_t r = 0; r < rows; ++r) {
+    out[r] = chain(a + r * K, b + r * K, K, c ? c[r] : 0u, p, fmt);
+  }
+}
+
+}  // namespace mmaemu::model

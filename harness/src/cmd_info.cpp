@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// mmaemu info [--json PATH]: version, presets, backends.
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/harness/atomic_file.hpp"
+
+namespace mmaemu::cli {
+
+namespace {
+
+nlohmann::json info_json() {
+  nlohmann::json j;
+  j["version"] = MMAEMU_VERSION;
+  nlohmann::json presets = nlohmann::json::array();
+  for (const auto& name : list_presets()) {
+    const Preset& p = get_preset_quiet(name);
+    presets.push_back({{"name", p.name},
+                       {"nfma", p.nfma},
+                       {"frac", p.frac},
+                       {"frac_out", p.frac_out},
+                       {"rounding", block_rounding_name(p.rounding)},
+                       {"min_exp", p.min_exp},
+                       {"late_c", p.late_c},
+                       {"slow_chunk", p.slow_chunk ? nlohmann::json(*p.slow_chunk) : nlohmann::json()},
+                       {"maturity", maturity_name(p.maturity)},
+                       {"evidence", p.evidence}});
+  }
+  j["presets"] = presets;
+  j["backends"] = {{{"name", "reference"}, {"available", true}, {"source", "cpu"}},
+                   {{"name", "cuda"}, {"available", false},
+                    {"reason", "no CUDA backend in this build"}}};
+  return j;
+}
+
+int run_info(const std::string& json_path) {
+  const nlohmann::json j = info_json();
+  std::printf("mmaemu %s\n", MMAEMU_VERSION);
+  std::printf("presets:\n");
+  for (const auto& p : j["presets"]) {
+    std::printf("  %-14s nfma %-3d frac %-2d frac_out %-2d %-13s min_exp %-5d %s\n",
+                p["name"].get<std::string>().c_str(), p["nfma"].get<int>(), p["frac"].get<int>(),
+                p["frac_out"].get<int>(), p["rounding"].get<std::string>().c_str(),
+                p["min_exp"].get<int>(), p["maturity"].get<std::string>().c_str());
+  }
+  std::printf("backends:\n  reference      available (CPU)\n  cuda           unavailable: no "
+              "CUDA backend in this build\n");
+  if (!json_path.empty()) {
+    try {
+      harness::write_file_atomic(json_path, j.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void add_info(CLI::App& app, int& exit_code) {
+  auto json = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("info", "Version, presets and backends");
+  cmd->add_option("--json", *json, "Also write the information as JSON to this file");
+  cmd->callback([json, &exit_code] { exit_code = run_info(*json); });
+}
+
+}  // namespace mmaemu::cli

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// The `mmaemu` subcommands. Each adds itself to the app and sets `exit_code` when it runs.
+
+#include <CLI/CLI.hpp>
+
+namespace mmaemu::cli {
+
+// Exit statuses shared by every command.
+inline constexpr int kOk = 0;
+inline constexpr int kFailed = 1;      // a bit mismatch or a failed check
+inline constexpr int kUsage = 2;       // bad arguments or bad input
+inline constexpr int kUnavailable = 4; // nothing could be tested
+
+void add_replay(CLI::App& app, int& exit_code);
+void add_recordings(CLI::App& app, int& exit_code);
+void add_info(CLI::App& app, int& exit_code);
+void add_dot(CLI::App& app, int& exit_code);
+
+// Prints "mmaemu: <message>" to stderr.
+void error_line(const std::string& message);
+
+}  // namespace mmaemu::cli

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// mmaemu: the command line of the emulator and its harness.
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "mmaemu/emulator/errors.hpp"
+
+namespace mmaemu::cli {
+void error_line(const std::string& message) { std::cerr << "mmaemu: " << message << '\n'; }
+}  // namespace mmaemu::cli
+
+int main(int argc, char** argv) {
+  using namespace mmaemu::cli;
+  CLI::App app{"mmaemu: bit-exact FP8 tensor-core GEMM emulator and validation harness"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("mmaemu ") + MMAEMU_VERSION);
+  int exit_code = kOk;
+  add_info(app, exit_code);
+  add_dot(app, exit_code);
+  add_recordings(app, exit_code);
+  add_replay(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    error_line(e.what());
+    return kUsage;
+  } catch (const mmaemu::MmaemuError& e) {
+    error_line(std::string(e.class_name()) + ": " + e.what());
+    return kUsage;
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  return exit_code;
+}

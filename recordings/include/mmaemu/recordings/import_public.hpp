@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// Importing a set in the layout of the public hardware vectors (shared/truth-public/README.md):
+// a_<GPU>_<FMT>.txt, b_<GPU>_<FMT>.txt, c_<GPU>_fp32.txt, d_<GPU>_fp32.txt.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "mmaemu/recordings/recording.hpp"
+
+namespace mmaemu::recordings {
+
+// The platform behind a GPU name of the public sets.
+struct GpuMapping {
+  std::string preset;    // "hopper", "ada", "b200_mma_sync"
+  std::string c_policy;  // "zero" (wgmma, c file unused) or "from_file"
+  std::string instruction;
+};
+
+// H100, H200, GH200 -> hopper; Ada, L40S, L40, L4, RTX40xx and names containing "Ada" -> ada;
+// B200 -> b200_mma_sync. Nothing for an unknown name.
+std::optional<GpuMapping> map_gpu(const std::string& gpu);
+
+struct ImportOptions {
+  std::optional<std::string> preset;  // overrides the GPU mapping (and allows unknown GPUs)
+  std::uint32_t K = 32;               // values per line that the layout requires
+  std::string source =
+      "F. A. Khattak and M. Mikaitis, \"Accurate Models of NVIDIA Tensor Cores\", ACM TACO "
+      "(2025); repository north-numerical-computing/MATLAB-tensor-core, model_validation/";
+  std::string licence = "BSD-2-Clause (LICENSE.upstream)";
+};
+
+// An error in an input file; the message is "FILE[:LINE]: what".
+class ImportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads one set folder into a recording of one mma batch. Throws ImportError.
+Recording import_public_set(const std::filesystem::path& set_dir, const ImportOptions& opt = {});
+
+}  // namespace mmaemu::recordings

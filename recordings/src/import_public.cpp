@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/recordings/import_public.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "mmaemu/emulator/decode_bits.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
+#include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/recordings/sha256.hpp"
+
+namespace mmaemu::recordings {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::vector<std::string> read_lines(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw ImportError(p.string() + ": cannot be read");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+      line.pop_back();
+    }
+    lines.push_back(line);
+  }
+  if (in.bad()) throw ImportError(p.string() + ": read error");
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();  // trailing blank lines
+  return lines;
+}
+
+std::string where(const fs::path& p, std::size_t line) {
+  return p.string() + ":" + std::to_string(line + 1);
+}
+
+bool parse_hex32(const std::string& tok, std::uint32_t& out) {
+  if (tok.size() != 8) return false;
+  std::uint32_t v = 0;
+  for (char ch : tok) {
+    int d;
+    if (ch >= '0' && ch <= '9') d = ch - '0';
+    else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
+    else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
+    else return false;
+    v = (v << 4) | static_cast<std::uint32_t>(d);
+  }
+  out = v;
+  return true;
+}
+
+// One operand file: n lines of K binary32 hex tokens that must be exact values of `fmt`.
+std::vector<std::uint8_t> read_operands(const fs::path& p, Format fmt, std::uint32_t K,
+                                        std::size_t& lines_out) {
+  const auto lines = read_lines(p);
+  std::vector<std::uint8_t> codes;
+  codes.reserve(lines.size() * K);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::istringstream ss(lines[i]);
+    std::string tok;
+    std::uint32_t count = 0;
+    while (ss >> tok) {
+      std::uint32_t bits;
+      if (!parse_hex32(tok, bits)) {
+        throw ImportError(where(p, i) + ": token " + std::to_string(count + 1) + " '" + tok +
+                          "' is not 8 hex digits (a binary32 bit pattern)");
+      }
+      const std::uint32_t code = encode_binary32_bits(fmt, bits, Overflow::infinity);
+      const bool is_nan = ((bits >> 23) & 0xFFu) == 0xFFu && (bits & 0x7FFFFFu) != 0;
+      // The code must give back the very same binary32 bits (NaN: any NaN is taken).
+      const Exact x = decode_bits(fmt, code);
+      std::uint32_t round_trip = 0;
+      if (x.cls != ValueClass::nan) {
+        round_trip = encode_exact_bits(Format::fp32, x, Overflow::infinity);
+      }
+      if (!is_nan && (x.cls == ValueClass::nan || round_trip != bits)) {
+        throw ImportError(where(p, i) + ": token " + std::to_string(count + 1) + " '" + tok +
+                          "' is not a " + spec(fmt).torch_name + " value");
+      }
+      codes.push_back(static_cast<std::uint8_t>(code));
+      ++count;
+    }
+    if (count != K) {
+      throw ImportError(where(p, i) + ": " + std::to_string(count) + " values, expected K = " +
+                        std::to_string(K));
+    }
+  }
+  lines_out = lines.size();
+  return codes;
+}
+
+// One binary32 file: a line of 32 '0'/'1' characters per dot product.
+std::vector<std::uint32_t> read_binary_strings(const fs::path& p) {
+  const auto lines = read_lines(p);
+  std::vector<std::uint32_t> out;
+  out.reserve(lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string s = lines[i];
+    s.erase(0, s.find_first_not_of(" \t"));
+    if (s.size() != 32 || s.find_first_not_of("01") != std::string::npos) {
+      throw ImportError(where(p, i) + ": expected 32 '0'/'1' characters (a binary32 bit "
+                        "pattern), got '" + s.substr(0, 40) + "'");
+    }
+    std::uint32_t v = 0;
+    for (char ch : s) v = (v << 1) | static_cast<std::uint32_t>(ch - '0');
+    out.push_back(v);
+  }
+  return out;
+}
+
+struct SetFiles {
+  std::string gpu;
+  Format fmt_a, fmt_b;
+  fs::path a, b, c, d;
+};
+
+SetFiles find_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw ImportError(dir.string() + ": no such folder");
+  static const std::regex op_re(R"(^([ab])_(.+)_(E4M3|E5M2)\.txt$)", std::regex::icase);
+  SetFiles s;
+  bool have_a = false, have_b = false;
+  std::string gpu_b;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, op_re)) continue;
+    const auto fmt = parse_format(m[3].str());
+    const bool is_a = lower(m[1].str()) == "a";
+    if ((is_a && have_a) || (!is_a && have_b)) {
+      throw ImportError(dir.string() + ": more than one " + m[1].str() + "_<GPU>_<FMT>.txt file");
+    }
+    if (is_a) {
+      have_a = true;
+      s.a = entry.path();
+      s.gpu = m[2].str();
+      s.fmt_a = *fmt;
+    } else {
+      have_b = true;
+      s.b = entry.path();
+      gpu_b = m[2].str();
+      s.fmt_b = *fmt;
+    }
+  }
+  if (!have_a) throw ImportError(dir.string() + ": no a_<GPU>_<FMT>.txt file (FMT: E4M3 or E5M2)");
+  if (!have_b) throw ImportError(dir.string() + ": no b_<GPU>_<FMT>.txt file (FMT: E4M3 or E5M2)");
+  if (gpu_b != s.gpu) {
+    throw ImportError(dir.string() + ": a file names GPU '" + s.gpu + "' but b file names '" +
+                      gpu_b + "'");
+  }
+  s.c = dir / ("c_" + s.gpu + "_fp32.txt");
+  s.d = dir / ("d_" + s.gpu + "_fp32.txt");
+  for (const auto& p : {s.c, s.d}) {
+    if (!fs::is_regular_file(p, ec)) throw ImportError(p.string() + ": no such file");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<GpuMapping> map_gpu(const std::string& gpu) {
+  const std::string g = lower(gpu);
+  static const GpuMapping hopper{"hopper", "zero",
+                                 "wgmma with the accumulator zeroed (c file unused)"};
+  static const GpuMapping ada{"ada", "from_file", "mma.sync m16n8k32 from c"};
+  static const GpuMapping b200{"b200_mma_sync", "from_file", "mma.sync.m16n8k32 from c"};
+  if (g == "h100" || g == "h200" || g == "gh200" || g == "h800" || g == "h20") return hopper;
+  if (g == "b200") return b200;
+  static const std::regex ada_re(R"(^(ada|l40s|l40|l4|l20|rtx40\d\d.*)$|ada)");
+  if (std::regex_search(g, ada_re)) return ada;
+  return std::nullopt;
+}
+
+Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
+  const SetFiles f = find_files(set_dir);
+  GpuMapping map;
+  if (opt.preset) {
+    get_preset_quiet(*opt.preset);  // throws ValueError for unknown names
+    const auto guess = map_gpu(f.gpu);
+    map = guess ? *guess : GpuMapping{*opt.preset, "from_file", "given by --preset"};
+    map.preset = *opt.preset;
+  } else {
+    const auto m = map_gpu(f.gpu);
+    if (!m) {
+      throw ImportError(f.a.string() + ": unknown GPU '" + f.gpu +
+                        "' (known: H100, H200, GH200 -> hopper; Ada, L40S, RTX4060 and other "
+                        "Ada parts -> ada; B200 -> b200_mma_sync); give --preset to import it");
+    }
+    map = *m;
+  }
+
+  std::size_t na = 0, nb = 0;
+  MmaBatch b;
+  b.a = read_operands(f.a, f.fmt_a, opt.K, na);
+  b.b = read_operands(f.b, f.fmt_b, opt.K, nb);
+  const auto c = read_binary_strings(f.c);
+  const auto d = read_binary_strings(f.d);
+  if (nb != na || c.size() != na || d.size() != na) {
+    throw ImportError(set_dir.string() + ": line counts differ: " + f.a.filename().string() + " " +
+                      std::to_string(na) + ", " + f.b.filename().string() + " " +
+                      std::to_string(nb) + ", " + f.c.filename().string() + " " +
+                      std::to_string(c.size()) + ", " + f.d.filename().string() + " " +
+                      std::to_string(d.size()));
+  }
+  if (na == 0) throw ImportError(f.a.string() + ": no dot products");
+
+  const std::string fmt_tag = f.fmt_a == f.fmt_b
+                                  ? std::string(spec(f.fmt_a).name)
+                                  : std::string(spec(f.fmt_a).name) + "x" + spec(f.fmt_b).name;
+  std::string upper = fmt_tag;
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  b.name = f.gpu + "_" + upper;
+  b.fmt_a = f.fmt_a;
+  b.fmt_b = f.fmt_b;
+  b.preset = map.preset;
+  b.K = opt.K;
+  b.c_policy = map.c_policy;
+  b.expect = d;
+  b.c = map.c_policy == "zero" ? std::vector<std::uint32_t>(na, 0u) : c;
+  char buf[32];
+  for (std::size_t i = 0; i < na; ++i) {
+    std::snprintf(buf, sizeof buf, "%05zu", i + 1);
+    b.ids.push_back(b.name + "/" + buf);
+  }
+  b.attrs["source"] = opt.source + f.gpu + "/" + upper;
+  b.attrs["licence"] = opt.licence;
+  b.attrs["gpu"] = f.gpu;
+  b.attrs["instruction"] = map.instruction;
+  b.attrs["c_file_values"] = map.c_policy == "zero" ? "ignored: the hardware zeroed the accumulator"
+                                                    : "used as the chain's input";
+  for (const auto& p : {f.a, f.b, f.c, f.d}) {
+    b.attrs["sha256:" + p.filename().string()] = sha256_file(p);
+  }
+
+  Recording rec;
+  rec.attrs["created_by"] = "mmaemu recordings import-public";
+  rec.attrs["source"] = b.attrs["source"];
+  rec.attrs["licence"] = opt.licence;
+  rec.attrs["gpu"] = f.gpu;
+  rec.mma.push_back(std::move(b));
+  return rec;
+}
+
+}  // namespace mmaemu::recordings
