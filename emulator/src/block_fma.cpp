@@ -117,31 +117,53 @@ std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, c
                           Overflow::infinity);
 }
 
+BlockContext::BlockContext(Format fa, Format fb, const Preset& p)
+    : ta(fp8_operand_table(fa).data()),
+      tb(fp8_operand_table(fb).data()),
+      preset(&p),
+      s0(p.frac - spec(fa).frac_bits - spec(fb).frac_bits),
+      G(std::max(p.frac - spec(fa).frac_bits - spec(fb).frac_bits, 0)) {}
+
 std::uint32_t block_fma(const std::uint8_t* a, Format fa, const std::uint8_t* b, Format fb, int n,
                         std::uint32_t c_bits, const Preset& p) {
-  const auto& ta = fp8_operand_table(fa);
-  const auto& tb = fp8_operand_table(fb);
-  const int fbits = spec(fa).frac_bits + spec(fb).frac_bits;
+  return block_fma(BlockContext(fa, fb, p), a, b, n, c_bits);
+}
 
+std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
+                        int n, std::uint32_t c_bits) {
+  const Preset& p = *ctx.preset;
   std::uint32_t cm;
   int ec;
   bool cneg;
   split_binary32(c_bits, cm, ec, cneg);
 
+  // Step 2: each pair's exponent ea + eb and signed significand product (exact integers).
+  int e[Preset::kMaxNfma];
+  std::int64_t prod[Preset::kMaxNfma];
+  for (int i = 0; i < n; ++i) {
+    const Fp8Operand x = ctx.ta[a[i]];
+    const Fp8Operand y = ctx.tb[b[i]];
+    e[i] = x.ea + y.ea;
+    const std::int64_t m = -static_cast<std::int64_t>(x.neg ^ y.neg);  // 0 or -1
+    prod[i] = ((static_cast<std::int64_t>(x.mant * y.mant) << ctx.G) ^ m) - m;
+  }
   // Step 4: the block exponent (zero pairs carry kZeroExp and never count).
   int E = p.min_exp;
-  for (int i = 0; i < n; ++i) E = std::max(E, ta[a[i]].ea + tb[b[i]].ea);
+  for (int i = 0; i < n; ++i) E = std::max(E, e[i]);
   const bool c_in_block = cm != 0 && !p.late_c;
   if (c_in_block) E = std::max(E, ec);
 
-  // Step 5: truncate each term's magnitude to a multiple of 2^(E - frac), sum exactly.
+  // Step 5: truncate each term's magnitude to a multiple of 2^(E - frac) and sum exactly.
+  // The products are pre-shifted by G >= s0, so t = |p| * 2^(s0 - (E - e)) is a right shift
+  // by E - e + G - s0 >= 0 (clamped at 63: everything is shifted out).
   std::int64_t S = 0;
+  const int bias = E + ctx.G - ctx.s0;
   for (int i = 0; i < n; ++i) {
-    const Fp8Operand& x = ta[a[i]];
-    const Fp8Operand& y = tb[b[i]];
-    const std::int64_t prod = static_cast<std::int64_t>(x.mant) * y.mant;
-    const std::int64_t t = shift_floor(prod, x.ea + y.ea - fbits - E + p.frac);
-    S += (x.neg ^ y.neg) ? -t : t;
+    const int d = std::min(bias - e[i], 63);
+    const std::int64_t v = prod[i];
+    const std::int64_t m = v >> 63;  // 0 or -1
+    const std::int64_t mag = (v ^ m) - m;
+    S += ((mag >> d) ^ m) - m;
   }
   if (c_in_block) {
     const std::int64_t t = shift_floor(cm, ec - 23 - E + p.frac);

@@ -72,11 +72,12 @@ std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
                     std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
   std::uint32_t special;
   if (nonfinite_result(a, b, K, c_bits, fmt, special)) return special;
+  const BlockContext ctx(fmt.a, fmt.b, p);
   std::uint32_t c = c_bits;
   const auto nfma = static_cast<std::size_t>(p.nfma);
   for (std::size_t k0 = 0; k0 < K; k0 += nfma) {
     const std::size_t n = K - k0 < nfma ? K - k0 : nfma;
-    c = block_fma(a + k0, fmt.a, b + k0, fmt.b, static_cast<int>(n), c, p);
+    c = block_fma(ctx, a + k0, b + k0, static_cast<int>(n), c);
     if (((c >> 23) & 0xFFu) == 0xFFu) break;  // an overflow to Inf ends the chain
   }
   return c;

@@ -37,4 +37,20 @@ std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, c
 std::uint32_t block_fma(const std::uint8_t* a, Format fa, const std::uint8_t* b, Format fb, int n,
                         std::uint32_t c_bits, const Preset& p);
 
+// What a chain computes once for all its blocks: the operand tables and the alignment
+// constants of a format pair under a preset.
+struct BlockContext {
+  const Fp8Operand* ta;
+  const Fp8Operand* tb;
+  const Preset* preset;
+  int s0;  // frac - frac_bits(a) - frac_bits(b): a product's shift when its exponent is E
+  int G;   // max(s0, 0): products are pre-shifted left by G so every shift is a right shift
+
+  BlockContext(Format fa, Format fb, const Preset& p);
+};
+
+// block_fma with a prepared context (the chain's inner loop).
+std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
+                        int n, std::uint32_t c_bits);
+
 }  // namespace mmaemu::model
