@@ -214,11 +214,13 @@ Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
   }
   if (na == 0) throw ImportError(f.a.string() + ": no dot products");
 
-  const std::string fmt_tag = f.fmt_a == f.fmt_b
-                                  ? std::string(spec(f.fmt_a).name)
-                                  : std::string(spec(f.fmt_a).name) + "x" + spec(f.fmt_b).name;
-  std::string upper = fmt_tag;
-  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  auto upper_name = [](Format fmt) {
+    std::string u = spec(fmt).name;
+    std::transform(u.begin(), u.end(), u.begin(), ::toupper);
+    return u;
+  };
+  const std::string upper = f.fmt_a == f.fmt_b ? upper_name(f.fmt_a)
+                                               : upper_name(f.fmt_a) + "x" + upper_name(f.fmt_b);
   b.name = f.gpu + "_" + upper;
   b.fmt_a = f.fmt_a;
   b.fmt_b = f.fmt_b;

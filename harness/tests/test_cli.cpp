@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The `mmaemu` command line, run as a separate process: exit codes (0 ok, 1 mismatch,
+// 2 usage or bad input), the replay summary and mismatch listing, JSON reports, and imports
+// that leave no partial files.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mmaemu/recordings/recording.hpp"
+#include "public_set_writer.hpp"
+
+namespace fs = std::filesystem;
+using mmaemu::recordings::read_recording;
+using mmaemu::recordings::Recording;
+using mmaemu::recordings::write_recording;
+using testing::HasSubstr;
+using testsupport::TempDir;
+
+namespace {
+
+struct RunResult {
+  int status = -1; // exit status, or -1 if the process did not exit normally
+  std::string out, err;
+  std::string all() const { return out + err; }
+};
+
+std::string quote(const std::string &s) {
+  std::string q = "'";
+  for (char ch : s) {
+    if (ch == '\'')
+      q += "'\\''";
+    else
+      q += ch;
+  }
+  return q + "'";
+}
+
+// Runs the built mmaemu with `args`, capturing stdout and stderr separately.
+RunResult run_cli(const std::vector<std::string> &args) {
+  TempDir io("cli_io");
+  std::string cmd = quote(MMAEMU_BIN);
+  for (const auto &a : args)
+    cmd += " " + quote(a);
+  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  if (raw != -1 && WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  r.out = testsupport::read_text(io / "out");
+  r.err = testsupport::read_text(io / "err");
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> nonempty_lines(const std::string &text) {
+  std::vector<std::string> out;
+  for (auto &l : lines_of(text))
+    if (l.find_first_not_of(" \t\r") != std::string::npos)
+      out.push_back(l);
+  return out;
+}
+
+std::string last_line(const std::string &text) {
+  const auto lines = nonempty_lines(text);
+  return lines.empty() ? std::string() : lines.back();
+}
+
+std::size_t count_containing(const std::string &text, const std::string &needle) {
+  std::size_t n = 0;
+  for (const auto &l : lines_of(text))
+    if (l.find(needle) != std::string::npos)
+      ++n;
+  return n;
+}
+
+fs::path committed(const std::string &name) {
+  return fs::path(MMAEMU_SOURCE_DIR) / "recordings" / "data" / "public" / name;
+}
+
+// The committed Ada recording with the expect bits of `altered` cases changed (last bit).
+fs::path altered_recording(const TempDir &dir, std::size_t altered, std::set<std::string> *ids) {
+  Recording rec = read_recording(committed("Ada_E4M3.h5"));
+  auto &b = rec.mma.at(0);
+  for (std::size_t j = 0; j < altered; ++j) {
+    const std::size_t i = 17 + 331 * j; // spread over the set
+    b.expect.at(i) ^= 1u;
+    if (ids)
+      ids->insert(b.ids[i]);
+  }
+  const fs::path file = dir / "altered.h5";
+  write_recording(file, rec);
+  return file;
+}
+
+} // namespace
+
+TEST(Cli, ReplayOfCommittedRecordingsPassesEveryCase) {
+  const auto r =
+      run_cli({"replay", committed("Ada_E4M3.h5").string(), committed("H100_E4M3.h5").string()});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out), "10000 passed, 0 failed") << r.all();
+}
+
+TEST(Cli, ReplayWithAlteredExpectBitsExitsOneAndListsTenMismatches) {
+  TempDir dir("cli");
+  std::set<std::string> altered_ids;
+  const fs::path file = altered_recording(dir, 12, &altered_ids);
+  const auto r = run_cli({"replay", file.string()});
+  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_EQ(last_line(r.out), "4988 passed, 12 failed") << r.all();
+  EXPECT_EQ(count_containing(r.out, "expected 0x"), 10u) << r.out;
+  EXPECT_EQ(count_containing(r.out, "actual   0x"), 10u) << r.out;
+  std::size_t listed = 0;
+  for (const auto &l : lines_of(r.out)) {
+    const auto pos = l.find("FAIL ");
+    if (pos == std::string::npos)
+      continue;
+    ++listed;
+    const std::string rest = l.substr(pos + 5);
+    const std::string id = rest.substr(0, rest.find(' '));
+    EXPECT_TRUE(altered_ids.count(id)) << "listed a case that was not altered: " << l;
+  }
+  EXPECT_EQ(listed, 10u) << r.out;
+}
+
+TEST(Cli, ReplayJsonReportHasTheCounts) {
+  TempDir dir("cli");
+  const fs::path file = altered_recording(dir, 12, nullptr);
+  const fs::path json_path = dir / "report.json";
+  const auto r = run_cli({"replay", file.string(), "--json", json_path.string()});
+  EXPECT_EQ(r.status, 1) << r.all();
+  ASSERT_TRUE(fs::is_regular_file(json_path)) << r.all();
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
+  EXPECT_EQ(j.at("passed").get<std::size_t>(), 4988u);
+  EXPECT_EQ(j.at("failed").get<std::size_t>(), 12u);
+  EXPECT_EQ(j.at("errors").get<std::size_t>(), 0u);
+  EXPECT_EQ(j.at("verdict").get<std::string>(), "FAIL");
+  ASSERT_EQ(j.at("sets").size(), 1u);
+  EXPECT_EQ(j["sets"][0].at("cases").get<std::size_t>(), 5000u);
+  EXPECT_EQ(j["sets"][0].at("not_passed").size(), 12u); // all of them, not only the first 10
+  // Only the report is left beside the recording: no temporary file.
+  EXPECT_EQ(testsupport::entries(dir.path()),
+            (std::vector<std::string>{"altered.h5", "report.json"}));
+}
+
+TEST(Cli, ReplayJsonReportOfPassingRecordings) {
+  TempDir dir("cli");
+  const fs::path json_path = dir / "ok.json";
+  const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(),
+                          committed("H100_E4M3.h5").string(), "--json", json_path.string()});
+  EXPECT_EQ(r.status, 0) << r.all();
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
+  EXPECT_EQ(j.at("passed").get<std::size_t>(), 10000u);
+  EXPECT_EQ(j.at("failed").get<std::size_t>(), 0u);
+  EXPECT_EQ(j.at("verdict").get<std::string>(), "PASS");
+  EXPECT_EQ(j.at("sets").size(), 2u);
+}
+
+TEST(Cli, ReplayOfMissingFileExitsTwoAndNamesIt) {
+  TempDir dir("cli");
+  const fs::path file = dir / "no_such_recording.h5";
+  const auto r = run_cli({"replay", file.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr(file.string()));
+}
+
+TEST(Cli, ReplayOfTruncatedFileExitsTwoAndNamesIt) {
+  TempDir dir("cli");
+  const std::string bytes = testsupport::read_text(committed("H100_E4M3.h5"));
+  const fs::path file = dir / "truncated.h5";
+  testsupport::write_text(file, bytes.substr(0, bytes.size() / 2));
+  const auto r = run_cli({"replay", file.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr(file.string()));
+}
+
+TEST(Cli, ReplayWithUnavailableBackendExitsTwo) {
+  const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(), "--backend", "cuda"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("cuda"));
+}
+
+TEST(Cli, ImportPublicWritesARecordingThatReplays) {
+  TempDir dir("cli");
+  testsupport::SetSpec spec;
+  spec.gpu = "H200";
+  spec.fmt_a = spec.fmt_b = "E5M2";
+  spec.n = 50;
+  const auto set = testsupport::write_set(dir / "set", spec);
+  fs::create_directory(dir / "out");
+  const fs::path out = dir / "out" / "H200_E5M2.h5";
+  const auto r = run_cli({"recordings", "import-public", set.dir.string(), "--out", out.string()});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(testsupport::entries(dir / "out"), std::vector<std::string>{"H200_E5M2.h5"});
+  const auto rr = run_cli({"replay", out.string()});
+  EXPECT_EQ(rr.status, 0) << rr.all();
+  EXPECT_EQ(last_line(rr.out), "50 passed, 0 failed");
+}
+
+TEST(Cli, ImportPublicOfBadSetExitsTwoWithOneLineAndLeavesNoFile) {
+  TempDir dir("cli");
+  testsupport::SetSpec spec;
+  spec.n = 6;
+  const auto set = testsupport::write_set(dir / "set", spec);
+  auto lines = testsupport::read_lines(set.a);
+  lines[2].replace(0, 8, "3f70000g");
+  testsupport::write_lines(set.a, lines);
+  fs::create_directory(dir / "out");
+  const fs::path out = dir / "out" / "bad.h5";
+  const auto r = run_cli({"recordings", "import-public", set.dir.string(), "--out", out.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  const auto printed = nonempty_lines(r.all());
+  ASSERT_EQ(printed.size(), 1u) << r.all();
+  EXPECT_THAT(printed[0], HasSubstr(set.a.string() + ":3"));
+  EXPECT_TRUE(testsupport::entries(dir / "out").empty());
+}
+
+TEST(Cli, ImportPublicIntoMissingFolderExitsTwo) {
+  TempDir dir("cli");
+  const auto set = testsupport::write_set(dir / "set", testsupport::SetSpec{});
+  const fs::path out = dir / "no_such_folder" / "x.h5";
+  const auto r = run_cli({"recordings", "import-public", set.dir.string(), "--out", out.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr(out.string()));
+  EXPECT_FALSE(fs::exists(dir / "no_such_folder"));
+}
+
+TEST(Cli, ImportPublicWithUnknownPresetExitsTwo) {
+  TempDir dir("cli");
+  const auto set = testsupport::write_set(dir / "set", testsupport::SetSpec{});
+  const auto r = run_cli({"recordings", "import-public", set.dir.string(), "--out",
+                          (dir / "x.h5").string(), "--preset", "no_such_preset"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_FALSE(fs::exists(dir / "x.h5"));
+}
+
+TEST(Cli, InfoListsThePresets) {
+  const auto r = run_cli({"info"});
+  EXPECT_EQ(r.status, 0) << r.all();
+  std::set<std::string> names;
+  for (const auto &l : lines_of(r.out)) {
+    std::istringstream ss(l);
+    std::string first;
+    ss >> first;
+    names.insert(first);
+  }
+  for (const char *p : {"ada", "hopper", "b200_mma_sync"})
+    EXPECT_TRUE(names.count(p)) << p << " missing from:\n" << r.out;
+}
+
+TEST(Cli, DotOfOneTimesOneIsOne) {
+  const auto r = run_cli({"dot", "--a", "38", "--b", "38", "--preset", "hopper"});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x3f800000") << r.all();
+}
+
+TEST(Cli, DotWithBadCodeExitsTwo) {
+  const auto r = run_cli({"dot", "--a", "zz", "--b", "38"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("zz"));
+}
+
+TEST(Cli, NoSubcommandExitsTwo) {
+  EXPECT_EQ(run_cli({}).status, 2);
+}
+
+TEST(Cli, UnknownSubcommandExitsTwo) {
+  EXPECT_EQ(run_cli({"nosuchcmd"}).status, 2);
+}

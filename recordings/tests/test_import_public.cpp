@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Importing sets in the text layout of the public hardware vectors: synthetic sets whose d
+// lines come from the independent binary64 chain (ref_chain.hpp), replayed bit for bit.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mmaemu/emulator/compare_bits.hpp"
+#include "mmaemu/harness/replay.hpp"
+#include "mmaemu/recordings/import_public.hpp"
+#include "mmaemu/recordings/sha256.hpp"
+#include "public_set_writer.hpp"
+
+namespace fs = std::filesystem;
+using mmaemu::Format;
+using mmaemu::Mismatch;
+using mmaemu::harness::Outcome;
+using mmaemu::harness::replay_batch;
+using mmaemu::recordings::import_public_set;
+using mmaemu::recordings::ImportError;
+using mmaemu::recordings::ImportOptions;
+using mmaemu::recordings::map_gpu;
+using mmaemu::recordings::MmaBatch;
+using mmaemu::recordings::Recording;
+using mmaemu::recordings::sha256_file;
+using testing::HasSubstr;
+using testsupport::SetData;
+using testsupport::SetSpec;
+using testsupport::TempDir;
+
+namespace {
+
+Format fmt_of(const std::string &f) {
+  return f == "E5M2" ? Format::e5m2 : Format::e4m3;
+}
+
+// Calls f, which must throw ImportError; returns its message.
+template <class F> std::string import_error_of(F f) {
+  try {
+    f();
+  } catch (const ImportError &e) {
+    return e.what();
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << "expected ImportError, got another exception: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "expected ImportError, nothing was thrown";
+  return {};
+}
+
+std::string id_of(const std::string &set, std::size_t line1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%05zu", line1);
+  return set + "/" + buf;
+}
+
+// Bit comparison of binary32 patterns through the project's one comparator.
+void expect_bits_eq(const std::vector<std::uint32_t> &want, const std::vector<std::uint32_t> &got,
+                    const char *what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(mmaemu::compare_bits(want[i], got[i], Format::fp32), Mismatch::none)
+        << what << "[" << i << "]: " << mmaemu::decompose_bits(want[i], Format::fp32) << " vs "
+        << mmaemu::decompose_bits(got[i], Format::fp32);
+  }
+}
+
+struct SetCase {
+  std::string gpu, fmt_a, fmt_b;
+  std::string preset, c_policy;
+  std::string name; // the batch name the importer gives
+  testsupport::PresetParams params;
+};
+
+void PrintTo(const SetCase &c, std::ostream *os) {
+  *os << c.gpu << "/" << c.fmt_a << "x" << c.fmt_b;
+}
+
+class ImportSet : public testing::TestWithParam<SetCase> {};
+
+// A small valid H100/E4M3 set of 5 lines for the error tests.
+SetData small_set(const fs::path &dir, unsigned seed = 3) {
+  SetSpec s;
+  s.n = 5;
+  s.seed = seed;
+  return testsupport::write_set(dir, s);
+}
+
+} // namespace
+
+TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
+  const SetCase &sc = GetParam();
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = sc.gpu;
+  spec.fmt_a = sc.fmt_a;
+  spec.fmt_b = sc.fmt_b;
+  spec.n = 300;
+  spec.seed = static_cast<unsigned>(std::hash<std::string>{}(sc.gpu + sc.fmt_a + sc.fmt_b));
+  spec.params = sc.params;
+  const SetData set = testsupport::write_set(dir / "set", spec);
+
+  const Recording rec = import_public_set(set.dir);
+  ASSERT_EQ(rec.mma.size(), 1u);
+  const MmaBatch &b = rec.mma[0];
+  EXPECT_EQ(b.name, sc.name);
+  EXPECT_EQ(b.preset, sc.preset);
+  EXPECT_EQ(b.c_policy, sc.c_policy);
+  EXPECT_EQ(b.fmt_a, fmt_of(sc.fmt_a));
+  EXPECT_EQ(b.fmt_b, fmt_of(sc.fmt_b));
+  EXPECT_EQ(b.K, 32u);
+  ASSERT_EQ(b.size(), spec.n);
+  for (std::size_t i = 0; i < spec.n; ++i)
+    ASSERT_EQ(b.ids[i], id_of(sc.name, i + 1));
+  EXPECT_EQ(b.attrs.at("gpu"), sc.gpu);
+  for (const fs::path &p : {set.a, set.b, set.c, set.d}) {
+    const std::string key = "sha256:" + p.filename().string();
+    ASSERT_TRUE(b.attrs.count(key)) << key;
+    EXPECT_EQ(b.attrs.at(key), sha256_file(p)) << key;
+  }
+  EXPECT_EQ(b.a, set.a_codes);
+  EXPECT_EQ(b.b, set.b_codes);
+  expect_bits_eq(sc.c_policy == "zero" ? std::vector<std::uint32_t>(spec.n, 0u) : set.c_bits, b.c,
+                 "c");
+  expect_bits_eq(set.d_bits, b.expect, "expect");
+
+  const auto r = replay_batch(b, "synthetic");
+  EXPECT_EQ(r.cases, spec.n);
+  EXPECT_EQ(r.passed, spec.n);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_EQ(r.errors, 0u);
+  for (const auto &c : r.results) {
+    ASSERT_EQ(c.outcome, Outcome::pass)
+        << c.id << ": expected " << mmaemu::decompose_bits(c.expected, Format::fp32) << ", actual "
+        << mmaemu::decompose_bits(c.actual, Format::fp32);
+  }
+}
+
+TEST_P(ImportSet, FlippedDLineFailsExactlyThatCase) {
+  const SetCase &sc = GetParam();
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = sc.gpu;
+  spec.fmt_a = sc.fmt_a;
+  spec.fmt_b = sc.fmt_b;
+  spec.n = 20;
+  spec.seed = 77;
+  spec.params = sc.params;
+  const SetData set = testsupport::write_set(dir / "set", spec);
+  const std::size_t line1 = 7;
+  const std::uint32_t flipped = set.d_bits[line1 - 1] ^ 1u;
+  testsupport::replace_line(set.d, line1, testsupport::binary32_string(flipped));
+
+  const Recording rec = import_public_set(set.dir);
+  ASSERT_EQ(rec.mma.size(), 1u);
+  const auto r = replay_batch(rec.mma[0], "synthetic");
+  EXPECT_EQ(r.passed, spec.n - 1);
+  EXPECT_EQ(r.failed, 1u);
+  for (std::size_t i = 0; i < spec.n; ++i) {
+    const auto &c = r.results[i];
+    if (i == line1 - 1) {
+      EXPECT_EQ(c.outcome, Outcome::fail);
+      EXPECT_EQ(c.id, id_of(sc.name, line1));
+      EXPECT_EQ(mmaemu::compare_bits(flipped, c.expected, Format::fp32), Mismatch::none);
+      EXPECT_EQ(mmaemu::compare_bits(set.d_bits[i], c.actual, Format::fp32), Mismatch::none);
+    } else {
+      EXPECT_EQ(c.outcome, Outcome::pass) << c.id;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gpus, ImportSet,
+    testing::Values(SetCase{"H200", "E5M2", "E5M2", "hopper", "zero", "H200_E5M2",
+                            testsupport::hopper_params()},
+                    SetCase{"L40S", "E5M2", "E5M2", "ada", "from_file", "L40S_E5M2",
+                            testsupport::ada_params()},
+                    SetCase{"RTX4060", "E4M3", "E4M3", "ada", "from_file", "RTX4060_E4M3",
+                            testsupport::ada_params()},
+                    SetCase{"GH200", "E4M3", "E4M3", "hopper", "zero", "GH200_E4M3",
+                            testsupport::hopper_params()},
+                    SetCase{"B200", "E4M3", "E4M3", "b200_mma_sync", "from_file", "B200_E4M3",
+                            testsupport::b200_params()},
+                    SetCase{"B200", "E5M2", "E5M2", "b200_mma_sync", "from_file", "B200_E5M2",
+                            testsupport::b200_params()},
+                    SetCase{"H100", "E4M3", "E5M2", "hopper", "zero", "H100_E4M3xE5M2",
+                            testsupport::hopper_params()}),
+    [](const testing::TestParamInfo<SetCase> &info) {
+      return info.param.gpu + "_" + info.param.fmt_a + "_" + info.param.fmt_b;
+    });
+
+TEST(ImportPublic, CrlfLineEndingsAndTrailingSpacesAreAccepted) {
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = "Ada";
+  spec.n = 12;
+  spec.params = testsupport::ada_params();
+  const SetData plain = testsupport::write_set(dir / "plain", spec);
+  const SetData crlf = testsupport::write_set(dir / "crlf", spec);
+  for (const fs::path &p : {crlf.a, crlf.b, crlf.c, crlf.d}) {
+    std::vector<std::string> lines = testsupport::read_lines(p);
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      lines[i] += i % 2 ? "  " : " \t";
+    testsupport::write_lines(p, lines, "\r\n");
+  }
+  ASSERT_NE(testsupport::read_text(crlf.a).find("\r\n"), std::string::npos);
+
+  const Recording want = import_public_set(plain.dir);
+  const Recording got = import_public_set(crlf.dir);
+  ASSERT_EQ(got.mma.size(), 1u);
+  const MmaBatch &b = got.mma[0];
+  EXPECT_EQ(b.ids, want.mma[0].ids);
+  EXPECT_EQ(b.a, plain.a_codes);
+  EXPECT_EQ(b.b, plain.b_codes);
+  expect_bits_eq(plain.c_bits, b.c, "c");
+  expect_bits_eq(plain.d_bits, b.expect, "expect");
+  EXPECT_EQ(replay_batch(b, "crlf").failed, 0u);
+}
+
+TEST(ImportPublic, UpperCaseHexIsAccepted) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  std::string text = testsupport::read_text(set.a);
+  for (char &ch : text)
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  testsupport::write_text(set.a, text);
+  const Recording rec = import_public_set(set.dir);
+  EXPECT_EQ(rec.mma.at(0).a, set.a_codes);
+}
+
+TEST(ImportPublic, NonHexTokenNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.a);
+  lines[2].replace(lines[2].find(' ') + 1, 8, "3f70000g"); // second token of line 3
+  testsupport::write_lines(set.a, lines);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.a.string() + ":3"));
+  EXPECT_THAT(msg, HasSubstr("3f70000g"));
+}
+
+TEST(ImportPublic, SevenDigitTokenNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.b);
+  lines[1].replace(0, 8, "3f70000"); // first token of line 2, one digit short
+  testsupport::write_lines(set.b, lines);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.b.string() + ":2"));
+}
+
+TEST(ImportPublic, LineOf31ValuesNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.a);
+  lines[3].erase(lines[3].rfind(' ')); // drop the last value of line 4
+  testsupport::write_lines(set.a, lines);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.a.string() + ":4"));
+  EXPECT_THAT(msg, HasSubstr("31"));
+}
+
+TEST(ImportPublic, LineOf33ValuesNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.b);
+  lines[4] += " 00000000";
+  testsupport::write_lines(set.b, lines);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.b.string() + ":5"));
+}
+
+TEST(ImportPublic, ValueNotInTheFormatNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.a);
+  lines[1].replace(0, 8, "3f700001"); // 0.9375 + 1 ulp of binary32: not an E4M3 value
+  testsupport::write_lines(set.a, lines);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.a.string() + ":2"));
+  EXPECT_THAT(msg, HasSubstr("3f700001"));
+}
+
+TEST(ImportPublic, E5M2ValueThatIsNotE4M3IsRejected) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.a);
+  lines[0].replace(0, 8, "47000000"); // 32768: E5M2 max range, beyond E4M3's 448
+  testsupport::write_lines(set.a, lines);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.a.string() + ":1"));
+}
+
+TEST(ImportPublic, CLineOf31CharactersNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  testsupport::replace_line(set.c, 3, std::string(31, '0'));
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.c.string() + ":3"));
+}
+
+TEST(ImportPublic, CLineWithDigitTwoNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  std::string line = testsupport::binary32_string(set.c_bits[4]);
+  line[10] = '2';
+  testsupport::replace_line(set.c, 5, line);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.c.string() + ":5"));
+}
+
+TEST(ImportPublic, BadDLineNamesFileAndLine) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  testsupport::replace_line(set.d, 2, std::string(33, '1'));
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.d.string() + ":2"));
+}
+
+TEST(ImportPublic, DifferingLineCountsNameTheFiles) {
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(which);
+    TempDir dir("imp");
+    const SetData set = small_set(dir / "set");
+    const fs::path &p = which == 0 ? set.b : which == 1 ? set.c : set.d;
+    auto lines = testsupport::read_lines(p);
+    lines.pop_back();
+    testsupport::write_lines(p, lines);
+    const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+    EXPECT_THAT(msg, HasSubstr(p.filename().string()));
+  }
+}
+
+TEST(ImportPublic, ExtraDLineIsALineCountMismatch) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  auto lines = testsupport::read_lines(set.d);
+  lines.push_back(testsupport::binary32_string(0x3f800000u));
+  testsupport::write_lines(set.d, lines);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }),
+              HasSubstr(set.d.filename().string()));
+}
+
+TEST(ImportPublic, MissingCFileNamesIt) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  fs::remove(set.c);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }), HasSubstr(set.c.string()));
+}
+
+TEST(ImportPublic, MissingDFileNamesIt) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  fs::remove(set.d);
+  EXPECT_THAT(import_error_of([&] { import_public_set(set.dir); }), HasSubstr(set.d.string()));
+}
+
+TEST(ImportPublic, NoAFileNamesTheFolderAndTheFile) {
+  TempDir dir("imp");
+  const SetData set = small_set(dir / "set");
+  fs::remove(set.a);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.dir.string()));
+  EXPECT_THAT(msg, HasSubstr("a_"));
+}
+
+TEST(ImportPublic, MissingFolderIsAnImportError) {
+  TempDir dir("imp");
+  EXPECT_THAT(import_error_of([&] { import_public_set(dir / "nope"); }),
+              HasSubstr((dir / "nope").string()));
+}
+
+TEST(ImportPublic, UnknownGpuNamesFileAndGpu) {
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = "TPUv5";
+  spec.n = 8;
+  const SetData set = testsupport::write_set(dir / "set", spec);
+  const std::string msg = import_error_of([&] { import_public_set(set.dir); });
+  EXPECT_THAT(msg, HasSubstr(set.a.filename().string()));
+  EXPECT_THAT(msg, HasSubstr("TPUv5"));
+}
+
+TEST(ImportPublic, PresetOptionMakesUnknownGpuImportable) {
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = "TPUv5";
+  spec.n = 40;
+  spec.params = testsupport::hopper_params();
+  spec.params.chain_from_c = true; // an unknown GPU's c file is taken as the chain's input
+  const SetData set = testsupport::write_set(dir / "set", spec);
+  ImportOptions opt;
+  opt.preset = "hopper";
+  const Recording rec = import_public_set(set.dir, opt);
+  ASSERT_EQ(rec.mma.size(), 1u);
+  const MmaBatch &b = rec.mma[0];
+  EXPECT_EQ(b.name, "TPUv5_E4M3");
+  EXPECT_EQ(b.preset, "hopper");
+  EXPECT_EQ(b.c_policy, "from_file");
+  EXPECT_EQ(b.ids.front(), "TPUv5_E4M3/00001");
+  expect_bits_eq(set.c_bits, b.c, "c");
+  const auto r = replay_batch(b, "synthetic");
+  EXPECT_EQ(r.passed, spec.n);
+  EXPECT_EQ(r.failed, 0u);
+}
+
+TEST(ImportPublic, PresetOptionOverridesTheGpuMapping) {
+  TempDir dir("imp");
+  SetSpec spec;
+  spec.gpu = "H100";
+  spec.n = 30;
+  spec.params = testsupport::ada_params();
+  spec.params.chain_from_c = false; // H100 keeps its zeroed accumulator
+  const SetData set = testsupport::write_set(dir / "set", spec);
+  ImportOptions opt;
+  opt.preset = "ada";
+  const Recording rec = import_public_set(set.dir, opt);
+  const MmaBatch &b = rec.mma.at(0);
+  EXPECT_EQ(b.preset, "ada");
+  EXPECT_EQ(b.c_policy, "zero");
+  EXPECT_EQ(replay_batch(b, "synthetic").failed, 0u);
+}
+
+TEST(MapGpu, HopperNames) {
+  for (const char *g : {"H100", "H200", "GH200", "h100"}) {
+    const auto m = map_gpu(g);
+    ASSERT_TRUE(m.has_value()) << g;
+    EXPECT_EQ(m->preset, "hopper") << g;
+    EXPECT_EQ(m->c_policy, "zero") << g;
+  }
+}
+
+TEST(MapGpu, AdaNames) {
+  for (const char *g : {"Ada", "L40S", "RTX4060"}) {
+    const auto m = map_gpu(g);
+    ASSERT_TRUE(m.has_value()) << g;
+    EXPECT_EQ(m->preset, "ada") << g;
+    EXPECT_EQ(m->c_policy, "from_file") << g;
+  }
+}
+
+TEST(MapGpu, B200IsB200MmaSync) {
+  const auto m = map_gpu("B200");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->preset, "b200_mma_sync");
+  EXPECT_EQ(m->c_policy, "from_file");
+}
+
+TEST(MapGpu, UnknownNamesMapToNothing) {
+  for (const char *g : {"TPUv5", "", "MI300X", "A100", "RTX5090"})
+    EXPECT_FALSE(map_gpu(g).has_value()) << g;
+}
