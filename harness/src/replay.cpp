@@ -88,6 +88,22 @@ ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
       if (on_set) on_set(s);
       out.sets.push_back(std::move(s));
     }
+    for (const auto& batch : recs[i].gemm) {
+      SetResult s = replay_gemm_batch(batch, files[i].string());
+      out.passed += s.passed;
+      out.failed += s.failed;
+      out.errors += s.errors;
+      if (on_set) on_set(s);
+      out.sets.push_back(std::move(s));
+    }
+    for (const auto& batch : recs[i].gemm_call) {
+      SetResult s = replay_gemm_call_batch(batch, files[i].string());
+      out.passed += s.passed;
+      out.failed += s.failed;
+      out.errors += s.errors;
+      if (on_set) on_set(s);
+      out.sets.push_back(std::move(s));
+    }
   }
   return out;
 }

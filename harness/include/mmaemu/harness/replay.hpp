@@ -48,6 +48,13 @@ std::string resolve_backend(const std::string& requested);
 // Replays one batch on the reference model.
 SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file);
 
+// Replays GEMM-level cases (kind "gemm") through scaled_mm or accumulate + epilogue: a case
+// passes when every output matches bit for bit, or when the expected error class is raised.
+SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file);
+
+// Replays exact recorded calls (kind "gemm_call"): one result per recorded output.
+SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file);
+
 // Reads and replays every file. Throws recordings::RecordingError for an unreadable file
 // before anything is replayed (all files are read first).
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,9 +45,65 @@ struct MmaBatch {
   std::size_t size() const { return ids.size(); }
 };
 
+// One GEMM-level case (kind "gemm"): a normalised scaled_mm call on operands of the
+// standard layout, with the output bits the hardware produced or the error it raised.
+struct GemmCase {
+  std::string id;
+  std::string api = "scaled_mm";  // "scaled_mm" or "accumulate" (accumulator + epilogue)
+  std::string profile;            // the platform it was recorded on (a profile name)
+  Format fmt_a = Format::e4m3, fmt_b = Format::e4m3, out_dtype = Format::bf16;
+  bool fast = false;
+  std::uint32_t scale_a_bits = 0x3F800000u, scale_b_bits = 0x3F800000u;
+  std::optional<std::uint32_t> scale_result_bits;
+  std::string splitk = "1";  // the recorded configuration: "1" or "S,scheme"
+  std::uint64_t M = 0, N = 0, K = 0;
+  std::vector<std::uint8_t> a;         // [M][K] codes
+  std::vector<std::uint8_t> b;         // [N][K] codes (mat2 transposed)
+  std::vector<std::uint32_t> expect;   // [M][N] output bits (low bits for 8/16-bit dtypes)
+  std::string expect_error;            // non-empty: the exact mmaemu error class expected
+  Attributes attrs;
+};
+
+struct GemmBatch {
+  std::string name;
+  std::vector<GemmCase> cases;
+  Attributes attrs;
+};
+
+// One output of an exact recorded call.
+struct GemmCallOutput {
+  std::string name;
+  std::optional<Format> out_dtype;  // none: the call left out_dtype to its default
+  bool fast = false;
+  std::string splitk = "1";
+  std::vector<std::int64_t> shape;     // expected result shape
+  std::vector<std::uint32_t> expect;   // output bits in row-major order
+  std::string expect_error;            // non-empty: the exact error class expected
+};
+
+// One exact call (kind "gemm_call"): the call's layouts, padding, offsets, scales, bias,
+// out= and grad mode in `call_json` (docs/recordings.md), the operands' raw storage, and
+// every output recorded for it.
+struct GemmCall {
+  std::string id;
+  std::string call_json;
+  std::vector<std::uint8_t> input_storage;
+  std::vector<std::uint8_t> mat2_storage;
+  std::vector<GemmCallOutput> outputs;
+  Attributes attrs;
+};
+
+struct GemmCallBatch {
+  std::string name;
+  std::vector<GemmCall> calls;
+  Attributes attrs;
+};
+
 struct Recording {
   Attributes attrs;  // file-level attributes (format and created_by are added on write)
   std::vector<MmaBatch> mma;
+  std::vector<GemmBatch> gemm;
+  std::vector<GemmCallBatch> gemm_call;
 
   std::size_t case_count() const;
 };
