@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/harness/atomic_file.hpp"
 
 namespace mmaemu::cli {
@@ -37,8 +38,25 @@ nlohmann::json info_json() {
   return j;
 }
 
-int run_info(const std::string& json_path) {
-  const nlohmann::json j = info_json();
+int run_info(const std::string& json_path, int device) {
+  nlohmann::json j = info_json();
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const auto& name : list_profiles()) {
+    const Profile& p = get_profile(name);
+    profiles.push_back({{"name", p.name}, {"preset", p.preset}, {"gpu_name", p.gpu_name},
+                        {"capability", p.capability}, {"sm_count", p.sm_count},
+                        {"cublaslt_version", p.cublaslt_version}, {"caller", p.caller},
+                        {"torch_version", p.torch_version}, {"workspace_bytes", p.workspace_bytes},
+                        {"maturity", maturity_name(p.maturity)},
+                        {"splitk_maturity", p.splitk_maturity},
+                        {"splitk_table", p.splitk_table.id},
+                        {"splitk_entries", p.splitk_table.entries.size()}});
+  }
+  j["profiles"] = profiles;
+  if (device >= 0) {
+    j["device"] = {{"index", device}, {"available", false},
+                   {"reason", "no CUDA device is visible: this build has no CUDA backend"}};
+  }
   std::printf("mmaemu %s\n", MMAEMU_VERSION);
   std::printf("presets:\n");
   for (const auto& p : j["presets"]) {
@@ -47,8 +65,17 @@ int run_info(const std::string& json_path) {
                 p["frac_out"].get<int>(), p["rounding"].get<std::string>().c_str(),
                 p["min_exp"].get<int>(), p["maturity"].get<std::string>().c_str());
   }
+  std::printf("profiles:\n");
+  for (const auto& p : j["profiles"]) {
+    std::printf("  %-28s %-14s %-26s cc %-4s %3d SMs  %s, split-K table %s (%zu entries)\n",
+                p["name"].get<std::string>().c_str(), p["preset"].get<std::string>().c_str(),
+                p["gpu_name"].get<std::string>().c_str(), p["capability"].get<std::string>().c_str(),
+                p["sm_count"].get<int>(), p["maturity"].get<std::string>().c_str(),
+                p["splitk_table"].get<std::string>().c_str(), p["splitk_entries"].get<std::size_t>());
+  }
   std::printf("backends:\n  reference      available (CPU)\n  cuda           unavailable: no "
               "CUDA backend in this build\n");
+  if (device >= 0) std::printf("device %d: unavailable (no CUDA device is visible)\n", device);
   if (!json_path.empty()) {
     try {
       harness::write_file_atomic(json_path, j.dump(2) + "\n");
@@ -64,9 +91,11 @@ int run_info(const std::string& json_path) {
 
 void add_info(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("info", "Version, presets and backends");
+  auto device = std::make_shared<int>(-1);
+  CLI::App* cmd = app.add_subcommand("info", "Version, presets, profiles and backends");
   cmd->add_option("--json", *json, "Also write the information as JSON to this file");
-  cmd->callback([json, &exit_code] { exit_code = run_info(*json); });
+  cmd->add_option("--device", *device, "CUDA device index to describe");
+  cmd->callback([json, device, &exit_code] { exit_code = run_info(*json, *device); });
 }
 
 }  // namespace mmaemu::cli
