@@ -70,6 +70,18 @@ Profile profile_from(const json& j, bool resolve_table) {
   get_preset_quiet(p.preset);  // must exist
   p.gpu_name = j.at("gpu_name").get<std::string>();
   p.capability = j.at("capability").get<std::string>();
+  {
+    std::size_t used = 0;
+    double cc = 0;
+    try {
+      cc = std::stod(p.capability, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != p.capability.size() || cc <= 0) {
+      throw ValueError(where + ": capability '" + p.capability + "' is not MAJOR.MINOR (e.g. 9.0)");
+    }
+  }
   p.sm_count = j.at("sm_count").get<int>();
   p.cublaslt_version = j.at("cublaslt_version").get<std::string>();
   p.caller = j.at("caller").get<std::string>();

@@ -113,9 +113,12 @@ void bias_dtype(const ScaledMmCall& c, const Profile&) {
   if (b != Format::bf16 && b != Format::fp16) {
     throw ReferenceRejectsError("Bias must be either Half or BFloat16, but got " + dtype_name(b));
   }
-  if ((out == Format::bf16 && b != Format::bf16) || (out == Format::fp16 && b != Format::fp16)) {
-    throw ReferenceRejectsError("Bias must be BFloat16 to compute " + dtype_name(out) +
-                                " output, but got " + dtype_name(b));
+  if (out == Format::bf16 && b != Format::bf16) {
+    throw ReferenceRejectsError("Bias must be BFloat16 to compute BFloat16 output, but got " +
+                                dtype_name(b));
+  }
+  if (out == Format::fp16 && b != Format::fp16) {
+    throw ReferenceRejectsError("Bias must be Float16 to compute Half output, but got " + dtype_name(b));
   }
 }
 
@@ -147,7 +150,13 @@ bool cublas_sees_row_major(const Tensor& t) {
   return true;  // any other layout is copied to a contiguous (row-major) tensor
 }
 
+// torch returns before the layout check and the cuBLASLt call when M, K or N is 0.
+bool empty_call(const ScaledMmCall& c) {
+  return c.input.size(0) == 0 || c.input.size(1) == 0 || c.mat2.size(1) == 0;
+}
+
 void layouts(const ScaledMmCall& c, const Profile&) {
+  if (empty_call(c)) return;
   if (!cublas_sees_row_major(c.input) || cublas_sees_row_major(c.mat2)) {
     throw ReferenceRejectsError("Only multiplication of row-major and column-major matrices is "
                                 "supported by cuBLASLt (mat1 " + c.input.describe() + ", mat2 " +
@@ -161,6 +170,7 @@ void out_dtype_supported(const ScaledMmCall& c, const Profile&) {
 }
 
 void profile_rejects(const ScaledMmCall& c, const Profile& p) {
+  if (empty_call(c)) return;  // cuBLASLt is not called
   if (auto msg = p.rejects_call(c.input.dtype(), c.mat2.dtype(), result_dtype(c))) {
     throw ReferenceRejectsError(*msg + " (profile '" + p.name + "')");
   }

@@ -94,6 +94,7 @@ Tensor Tensor::scalar_f32(std::uint32_t bits, bool scalar0d) {
 std::int64_t Tensor::numel() const { return count(shape_); }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // torch: every empty tensor is contiguous
   std::int64_t expected = 1;
   for (std::size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;
