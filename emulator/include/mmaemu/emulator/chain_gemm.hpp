@@ -24,6 +24,7 @@ struct GemmOperands {
 
 // out[m * ldo + n] = chain over k in [k0, k1) of a[m][k] * b[n][k] from +0 (binary32 bits).
 // The codes must be finite (the plan sanitises them). threads = 0: all hardware threads.
+// ValueError when k0 > k1 or k1 > K.
 void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
                 std::uint32_t* out, std::size_t ldo, unsigned threads = 0);
 
