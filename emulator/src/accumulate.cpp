@@ -148,11 +148,19 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
     const auto [sa, sb] = *opt.scales_before_reduction;
     for (auto& v : partials) v = dec.scale(v, sa, sb);
   }
-  std::vector<std::uint32_t> gathered(parts.size());
-  for (std::size_t i = 0; i < MN; ++i) {
-    for (std::size_t s = 0; s < parts.size(); ++s) gathered[s] = partials[s * MN + i];
-    out.set_bits_flat(static_cast<std::int64_t>(i),
-                      dec.reduce(gathered.data(), static_cast<int>(parts.size()), d.scheme));
+  // The result is a contiguous fp32 tensor: write its little-endian storage directly.
+  std::uint8_t* dst = out.storage()->data();
+  auto put = [dst](std::size_t i, std::uint32_t v) {
+    for (int k = 0; k < 4; ++k) dst[4 * i + k] = static_cast<std::uint8_t>(v >> (8 * k));
+  };
+  if (parts.size() == 1) {
+    for (std::size_t i = 0; i < MN; ++i) put(i, partials[i]);
+  } else {
+    std::vector<std::uint32_t> gathered(parts.size());
+    for (std::size_t i = 0; i < MN; ++i) {
+      for (std::size_t s = 0; s < parts.size(); ++s) gathered[s] = partials[s * MN + i];
+      put(i, dec.reduce(gathered.data(), static_cast<int>(parts.size()), d.scheme));
+    }
   }
   // Patch the outputs whose row or column held a NaN or Inf code: the non-finite rule over
   // the whole K (model::dot applies it to the original codes).
