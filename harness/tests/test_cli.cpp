@@ -287,3 +287,86 @@ TEST(Cli, NoSubcommandExitsTwo) {
 TEST(Cli, UnknownSubcommandExitsTwo) {
   EXPECT_EQ(run_cli({"nosuchcmd"}).status, 2);
 }
+
+// `mmaemu explain`: exit 0 for a valid call, 1 when the call would raise, 2 for usage
+// errors, 4 when explain is unavailable (a CUDA device that is not there).
+TEST(CliExplain, ValidCallExitsZeroAndWritesJson) {
+  TempDir dir("explain");
+  const auto json = (dir / "plan.json").string();
+  const auto r = run_cli({"explain", "64", "32", "128", "--fast", "--splitk", "1", "--out",
+                          "bfloat16", "--json", json});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("validation  ok"));
+  const auto j = nlohmann::json::parse(testsupport::read_text(json));
+  EXPECT_EQ(j["validation"], "ok");
+  EXPECT_EQ(j["split"]["S"], 1);
+  EXPECT_EQ(j["backend"], "reference");
+}
+
+TEST(CliExplain, SchemeOfAnotherPresetExitsOne) {
+  const auto r = run_cli({"explain", "64", "32", "128", "--splitk", "2,serial"});
+  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("ValueError"));
+  const auto ada = run_cli({"explain", "64", "32", "128", "--splitk", "2,serial", "--profile", "ada"});
+  EXPECT_EQ(ada.status, 0) << ada.all();
+  EXPECT_THAT(ada.out, HasSubstr("UnverifiedSplitWarning"));
+}
+
+TEST(CliExplain, AutoSplitWithEmptyTableExitsOneNamingIt) {
+  const auto r = run_cli({"explain", "64", "32", "128"});
+  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("SplitKUnknownError"));
+  EXPECT_THAT(r.out, HasSubstr("empty"));
+  const auto ws0 = run_cli({"explain", "64", "32", "128", "--profile", "hopper-ws0"});
+  EXPECT_EQ(ws0.status, 0) << ws0.all();
+  EXPECT_THAT(ws0.out, HasSubstr("source=workspace0"));
+}
+
+TEST(CliExplain, TorchRejectionsExitOne) {
+  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--a", "e5m2", "--b", "e5m2", "--splitk", "1"}).status, 1);
+  EXPECT_EQ(run_cli({"explain", "16", "32", "72", "--splitk", "1"}).status, 1);  // K % 16
+  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--out", "e5m2", "--splitk", "1"}).status, 1);
+  const auto b200 = run_cli({"explain", "16", "32", "64", "--profile", "b200-mma-sync-experimental",
+                             "--splitk", "1", "--out", "bf16"});
+  EXPECT_EQ(b200.status, 1) << b200.all();
+  EXPECT_THAT(b200.out, HasSubstr("UnsupportedFeatureError"));
+}
+
+TEST(CliExplain, UsageErrorsExitTwoAndCudaDeviceExitsFour) {
+  EXPECT_EQ(run_cli({"explain", "16", "32"}).status, 2);
+  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--out", "float7"}).status, 2);
+  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--splitk", "2,diagonal"}).status, 2);
+  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--scale-a", "abc"}).status, 2);
+  const auto dev = run_cli({"explain", "16", "32", "64", "--device", "cuda"});
+  EXPECT_EQ(dev.status, 4) << dev.all();
+  EXPECT_THAT(dev.err, HasSubstr("cuda"));
+}
+
+TEST(CliGemm, SameSeedSameSha256AndItReplays) {
+  TempDir dir("gemm");
+  const auto h5 = (dir / "g.h5").string();
+  const std::vector<std::string> args = {"gemm", "--M", "8", "--N", "16", "--K", "64", "--fast",
+                                         "--splitk", "1", "--out", "bf16", "--seed", "3"};
+  auto with_write = args;
+  with_write.insert(with_write.end(), {"--write", h5});
+  const auto r1 = run_cli(with_write);
+  const auto r2 = run_cli(args);
+  ASSERT_EQ(r1.status, 0) << r1.all();
+  ASSERT_EQ(r2.status, 0) << r2.all();
+  auto sha = [](const std::string& out) {
+    const auto at = out.find("sha256");
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(sha(r1.out), sha(r2.out));
+  const auto replay = run_cli({"replay", h5});
+  EXPECT_EQ(replay.status, 0) << replay.all();
+  EXPECT_EQ(last_line(replay.out), "1 passed, 0 failed");
+}
+
+TEST(CliBench, GemmPrintsBothFiguresAndTheRatio) {
+  const auto r = run_cli({"bench", "gemm", "--M", "32", "--N", "64", "--K", "128", "--threads", "1"});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("reference"));
+  EXPECT_THAT(r.out, HasSubstr("sgemm"));
+  EXPECT_THAT(last_line(r.out), testing::StartsWith("ratio: "));
+}
