@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build run test bench clean
+.PHONY: all bootstrap configure build run test bench clean coverage package
 
 all: build
 
@@ -26,6 +26,29 @@ test: build
 
 bench: build
 	@$(BUILD)/bench/mmaemu_bench_dot
+
+# Validation tiers (docs/testing.md): `make tier-T0`, `make tier-T1`, ... run one tier through
+# `mmaemu tier run` and write its validation log (signed if MMAEMU_SIGNING_KEY names a key).
+tier-%: build
+	@$(BUILD)/harness/mmaemu tier run $* --build-dir $(BUILD)
+
+# The install package (cpack TGZ) in $(BUILD): CLI, libraries, headers, CMake package config.
+package: build
+	@cd $(BUILD) && cpack -G TGZ
+
+# gcov build in build-coverage/, T1 then T0 on it, gcovr HTML + Cobertura XML + JSON summary in
+# build-coverage/coverage/; the T0 log records the line coverage of emulator/.
+COVERAGE_BUILD ?= build-coverage
+coverage: bootstrap
+	@cmake -S . -B $(COVERAGE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMMAEMU_COVERAGE=ON \
+	  -DMMAEMU_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(COVERAGE_BUILD) -j $(JOBS)
+	@find $(COVERAGE_BUILD) -name '*.gcda' -delete
+	@$(COVERAGE_BUILD)/harness/mmaemu tier run T1 --no-log
+	@$(COVERAGE_BUILD)/harness/mmaemu tier run T0 --build-dir $(COVERAGE_BUILD) \
+	  --coverage $(COVERAGE_BUILD)/coverage
+	@test -f $(COVERAGE_BUILD)/coverage/coverage.xml
+	@echo "coverage: $(COVERAGE_BUILD)/coverage/index.html, $(COVERAGE_BUILD)/coverage/coverage.xml"
 
 clean:
 	@rm -rf $(BUILD)

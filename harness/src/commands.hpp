@@ -16,6 +16,11 @@ void add_replay(CLI::App& app, int& exit_code);
 void add_recordings(CLI::App& app, int& exit_code);
 void add_info(CLI::App& app, int& exit_code);
 void add_dot(CLI::App& app, int& exit_code);
+void add_explain(CLI::App& app, int& exit_code);
+void add_gemm(CLI::App& app, int& exit_code);
+void add_bench(CLI::App& app, int& exit_code);
+void add_tier(CLI::App& app, int& exit_code);
+void add_report(CLI::App& app, int& exit_code);
 
 // Prints "mmaemu: <message>" to stderr.
 void error_line(const std::string& message);

@@ -18,8 +18,13 @@ int main(int argc, char** argv) {
   int exit_code = kOk;
   add_info(app, exit_code);
   add_dot(app, exit_code);
+  add_explain(app, exit_code);
+  add_gemm(app, exit_code);
+  add_bench(app, exit_code);
   add_recordings(app, exit_code);
   add_replay(app, exit_code);
+  add_tier(app, exit_code);
+  add_report(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// mmaemu tier list [--json] [--tiers DIR]
+// mmaemu tier run NAME [--out DIR] [--json] [--junit FILE] [--shard k/N] [--log-dir DIR]
+//                      [--no-log] [--build-dir DIR] [--tiers DIR] [--recordings DIR]
+//                      [--coverage DIR] [--compare FILE] [--jobs N] [--verbose]
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/harness/tier_log.hpp"
+#include "mmaemu/harness/tier_runner.hpp"
+#include "mmaemu/harness/tier_spec.hpp"
+#include "mmaemu/reports/clock.hpp"
+#include "mmaemu/reports/ed25519.hpp"
+#include "mmaemu/reports/log_writer.hpp"
+
+namespace mmaemu::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TierArgs {
+  std::string name, out, junit, shard, log_dir, build_dir, tiers, recordings, coverage, compare;
+  bool json = false, no_log = false, verbose = false;
+  unsigned jobs = 0;
+};
+
+// The command line as the kernel recorded it (CLI11 does not keep argv).
+std::vector<std::string> command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> out;
+  std::string arg;
+  while (std::getline(in, arg, '\0'))
+    out.push_back(arg);
+  return out;
+}
+
+harness::LayoutOverrides overrides(const TierArgs& a) {
+  harness::LayoutOverrides o;
+  o.tiers_dir = a.tiers;
+  o.build_dir = a.build_dir;
+  o.recordings_dir = a.recordings;
+  o.log_root = a.log_dir;
+  return o;
+}
+
+std::string needs_text(const harness::TierSpec& t) {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  for (const auto& e : t.env)
+    add(e.name);
+  for (const auto& d : t.devices)
+    add(d.name.empty() ? "CUDA device" : "CUDA " + d.name);
+  if (t.needs_build_tree || t.kind == "ctest")
+    add("build tree");
+  for (const auto& f : t.files)
+    add(f);
+  for (const auto& c : t.commands)
+    add("mmaemu " + c);
+  return s.empty() ? "-" : s;
+}
+
+std::string budget_text(const harness::TierSpec& t) {
+  char buf[64];
+  if (t.budget_seconds >= 3600) {
+    std::snprintf(buf, sizeof buf, "%.0f h", t.budget_seconds / 3600);
+  } else if (t.budget_seconds >= 60) {
+    std::snprintf(buf, sizeof buf, "%.0f min", t.budget_seconds / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f s", t.budget_seconds);
+  }
+  std::string s = buf;
+  if (t.budget_data_mib)
+    s += ", " + std::to_string(static_cast<int>(*t.budget_data_mib)) + " MiB";
+  return s;
+}
+
+int run_list(const TierArgs& a) {
+  const harness::Layout layout = harness::discover_layout(overrides(a));
+  std::vector<harness::TierSpec> tiers;
+  try {
+    tiers = harness::load_tiers(layout.tiers_dir);
+  } catch (const harness::TierFileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  harness::RunOptions opt;
+  opt.layout = layout;
+  opt.cuda = harness::probe_cuda();
+  opt.cuda_probed = true;
+  json out = json::array();
+  if (!a.json) {
+    std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", "tier", "title", "when", "budget", "release",
+                "here");
+  }
+  for (const auto& t : tiers) {
+    const auto why = harness::missing_prerequisite(t, opt);
+    const std::string here = why ? "UNSUPPORTED: " + *why : "runnable";
+    if (a.json) {
+      out.push_back({{"name", t.name},
+                     {"title", t.title},
+                     {"purpose", t.purpose},
+                     {"when", t.when},
+                     {"kind", t.kind},
+                     {"budget_seconds", t.budget_seconds},
+                     {"required_for_release", t.required_for_release},
+                     {"labels", t.labels},
+                     {"needs", needs_text(t)},
+                     {"runnable", !why.has_value()},
+                     {"reason", why ? *why : ""},
+                     {"file", t.file.string()}});
+    } else {
+      std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", t.name.c_str(), t.title.substr(0, 22).c_str(),
+                  t.when.substr(0, 30).c_str(), budget_text(t).c_str(),
+                  t.required_for_release ? "required" : "-", here.c_str());
+    }
+  }
+  if (a.json)
+    std::cout << out.dump(2) << '\n';
+  return kOk;
+}
+
+int run_run(const TierArgs& a) {
+  const bool to_stdout = !a.json;
+  std::FILE* text = to_stdout ? stdout : stderr;
+  harness::RunOptions opt;
+  opt.layout = harness::discover_layout(overrides(a));
+  opt.verbose = a.verbose;
+  opt.jobs = a.jobs;
+  opt.text = text;
+  if (!a.out.empty())
+    opt.out_dir = fs::absolute(a.out);
+  if (!a.coverage.empty())
+    opt.coverage_dir = fs::absolute(a.coverage);
+  if (!a.compare.empty())
+    opt.compare = a.compare;
+  if (!a.shard.empty())
+    opt.shard = harness::parse_shard(a.shard);
+
+  // Everything that can be checked before the run is: a bad tier file, an unwritable log
+  // folder or JUnit path and an unreadable signing key stop here, before any work or log.
+  std::vector<harness::TierSpec> tiers;
+  const harness::TierSpec* tier = nullptr;
+  try {
+    tiers = harness::load_tiers(opt.layout.tiers_dir);
+    tier = &harness::find_tier(tiers, a.name);
+  } catch (const harness::TierFileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  fs::path log_dir;
+  std::unique_ptr<reports::Key> key;
+  const std::string date = reports::utc_date();
+  if (!a.no_log) {
+    try {
+      log_dir = reports::prepare_log_dir(opt.layout.log_root, date);
+    } catch (const reports::LogWriteError& e) {
+      error_line(std::string("--log-dir: ") + e.what());
+      return kUsage;
+    }
+    if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
+      try {
+        key = std::make_unique<reports::Key>(reports::load_private_key(k));
+      } catch (const reports::SigningError& e) {
+        error_line(std::string("MMAEMU_SIGNING_KEY: ") + e.what());
+        return kUsage;
+      }
+    }
+    if (opt.out_dir.empty() && tier->kind == "truth") {
+      opt.out_dir = log_dir / (harness::log_stem(*tier, opt.shard) + ".out");
+    }
+  }
+  if (!a.junit.empty()) {
+    const fs::path parent = fs::absolute(a.junit).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec)) {
+      error_line("--junit: folder '" + parent.string() + "' does not exist");
+      return kUsage;
+    }
+  }
+  std::unique_ptr<harness::Progress> progress;
+  if (tier->progress || a.verbose) {
+    progress = harness::make_progress(::isatty(::fileno(text)) == 1, text, tier->name);
+    opt.progress = progress.get();
+  }
+  opt.cuda = harness::probe_cuda(); // once: the run and its log see the same devices
+  opt.cuda_probed = true;
+  std::fprintf(text, "%s (%s): %s\n", tier->name.c_str(), tier->title.c_str(),
+               tier->purpose.c_str());
+  std::fflush(text);
+
+  const harness::TierResult result = harness::run_tier(*tier, opt);
+
+  for (const auto& c : result.cases) {
+    if (a.verbose || (c.outcome != harness::Outcome::pass && !c.in_set)) {
+      std::fprintf(text, "%s %s%s%s\n", harness::outcome_name(c.outcome), c.id.c_str(),
+                   c.message.empty() ? "" : ": ", c.message.c_str());
+    }
+  }
+  json summary = {{"tier", tier->name},
+                  {"verdict", harness::outcome_name(result.verdict)},
+                  {"reason", result.reason},
+                  {"totals", harness::totals_json(result)},
+                  {"seconds", result.seconds}};
+  int status = harness::tier_exit_status(result.verdict);
+  if (!a.no_log) {
+    try {
+      const json log = harness::build_tier_log(*tier, result, opt, command_line(), MMAEMU_VERSION);
+      const auto pub =
+          reports::publish_log(log, log_dir, harness::log_stem(*tier, opt.shard), key.get());
+      summary["log"] = pub.log.string();
+      summary["signed"] = !pub.signature.empty();
+      if (!pub.signature.empty()) {
+        summary["signature"] = pub.signature.string();
+        summary["key_fingerprint"] = pub.fingerprint;
+      }
+    } catch (const std::exception& e) {
+      error_line(std::string("log not written: ") + e.what());
+      status = kUsage;
+    }
+  }
+  if (!a.junit.empty()) {
+    try {
+      harness::write_file_atomic(a.junit, harness::junit_xml(result));
+      summary["junit"] = a.junit;
+    } catch (const std::exception& e) {
+      error_line(std::string("--junit: ") + e.what());
+      status = kUsage;
+    }
+  }
+  const std::size_t passed = result.total(harness::Outcome::pass);
+  const std::size_t failed =
+      result.total(harness::Outcome::fail) + result.total(harness::Outcome::error);
+  std::fprintf(text, "%s: %s%s%s (%zu passed, %zu failed, %zu unsupported, %.1f s)\n",
+               tier->name.c_str(), harness::outcome_name(result.verdict),
+               result.reason.empty() ? "" : ": ", result.reason.c_str(), passed, failed,
+               result.total(harness::Outcome::unsupported), result.seconds);
+  if (opt.coverage_dir && result.details.is_object() && result.details.contains("coverage")) {
+    const json& cov = result.details["coverage"];
+    if (cov.value("available", false)) {
+      std::fprintf(text, "coverage: emulator/ %.1f%% of lines (%lld of %lld); %s\n",
+                   cov.value("emulator_line_percent", 0.0),
+                   cov.value("emulator_lines_covered", 0LL), cov.value("emulator_lines_total", 0LL),
+                   cov.value("html", "").c_str());
+    } else {
+      error_line("--coverage: no report: " + cov.value("reason", std::string("?")));
+    }
+  }
+  if (summary.contains("log")) {
+    std::fprintf(text, "log: %s (%s)\n", summary["log"].get<std::string>().c_str(),
+                 summary["signed"].get<bool>()
+                     ? ("signed, key " + summary["key_fingerprint"].get<std::string>()).c_str()
+                     : "unsigned: set MMAEMU_SIGNING_KEY to sign");
+  }
+  std::fprintf(text, "%zu passed, %zu failed\n", passed, failed);
+  if (a.json)
+    std::cout << summary.dump(2) << '\n';
+  std::fflush(stdout);
+  return status;
+}
+
+} // namespace
+
+void add_tier(CLI::App& app, int& exit_code) {
+  CLI::App* tier = app.add_subcommand("tier", "Validation tiers T0..T7: list and run");
+  tier->require_subcommand(1);
+
+  auto la = std::make_shared<TierArgs>();
+  CLI::App* list =
+      tier->add_subcommand("list", "The tiers, their budgets and whether they can run here");
+  list->add_flag("--json", la->json, "Print JSON");
+  list->add_option("--tiers", la->tiers, "Folder of tier files (default: found beside mmaemu)");
+  list->add_option("--build-dir", la->build_dir, "Build tree (for tiers that run its tests)");
+  list->callback([la, &exit_code] { exit_code = run_list(*la); });
+
+  auto ra = std::make_shared<TierArgs>();
+  CLI::App* run = tier->add_subcommand("run", "Run one tier and write its validation log");
+  run->add_option("name", ra->name, "Tier name (T0, T1, T1s, T2, T3, T3p, T4, T6, T7)")->required();
+  run->add_option("--out", ra->out, "Folder for the tier's artefacts (T2 replay.json, T7 work)");
+  run->add_flag("--json", ra->json, "Print the result as JSON on stdout (progress on stderr)");
+  run->add_option("--junit", ra->junit, "Also write JUnit XML to this file");
+  run->add_option("--shard", ra->shard, "Run every N-th case starting at the k-th: k/N");
+  run->add_option("--log-dir", ra->log_dir,
+                  "Root of the validation logs (default: $MMAEMU_LOG_DIR, else "
+                  "docs/validation_logs of the source tree)");
+  run->add_flag("--no-log", ra->no_log, "Write no validation log");
+  run->add_option("--build-dir", ra->build_dir, "Build tree whose tests ctest tiers run");
+  run->add_option("--tiers", ra->tiers, "Folder of tier files");
+  run->add_option("--recordings", ra->recordings, "Folder of the committed recordings (T1)");
+  run->add_option("--coverage", ra->coverage,
+                  "T0 on a -DMMAEMU_COVERAGE=ON build: gcovr HTML, Cobertura XML and summary "
+                  "into this folder, emulator/ line coverage into the log");
+  run->add_option("--compare", ra->compare, "T2: a previous replay.json for the delta columns");
+  run->add_option("--jobs,-j", ra->jobs, "Parallel tests (ctest -j) and build jobs");
+  run->add_flag("--verbose,-v", ra->verbose, "One line per case");
+  run->callback([ra, &exit_code] { exit_code = run_run(*ra); });
+}
+
+} // namespace mmaemu::cli

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/harness/tier_result.hpp"
+
+#include <cstdio>
+
+namespace mmaemu::harness {
+
+namespace {
+
+constexpr Outcome kAll[] = {Outcome::pass, Outcome::fail, Outcome::error, Outcome::unsupported,
+                            Outcome::xfail};
+
+std::string xml_escape(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      // XML 1.0 forbids most control characters even escaped.
+      if (c < 0x20 && c != '\n' && c != '\t') {
+        out += '?';
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+} // namespace
+
+std::size_t TierResult::case_count() const {
+  std::size_t n = 0;
+  for (auto t : totals)
+    n += t;
+  return n;
+}
+
+void TierResult::add(TierCase c) {
+  count(c.outcome);
+  cases.push_back(std::move(c));
+}
+
+void settle_verdict(TierResult &r, const std::string &nothing_ran_reason) {
+  if ((r.verdict == Outcome::unsupported || r.verdict == Outcome::error) && !r.reason.empty()) {
+    return;
+  }
+  const std::size_t ran = r.total(Outcome::pass) + r.total(Outcome::fail) +
+                          r.total(Outcome::error) + r.total(Outcome::xfail);
+  if (r.total(Outcome::error) > 0) {
+    r.verdict = Outcome::error;
+    if (r.reason.empty()) {
+      r.reason = std::to_string(r.total(Outcome::error)) + " case(s) could not run";
+      for (const auto &c : r.cases) {
+        if (c.outcome == Outcome::error) {
+          r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
+          break;
+        }
+      }
+    }
+  } else if (r.total(Outcome::fail) > 0) {
+    r.verdict = Outcome::fail;
+    if (r.reason.empty()) {
+      r.reason = std::to_string(r.total(Outcome::fail)) + " case(s) failed";
+      for (const auto &c : r.cases) {
+        if (c.outcome == Outcome::fail) {
+          r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
+          break;
+        }
+      }
+    }
+  } else if (ran == 0) {
+    r.verdict = Outcome::unsupported;
+    if (r.reason.empty())
+      r.reason = nothing_ran_reason;
+  } else {
+    r.verdict = Outcome::pass;
+    r.reason.clear();
+  }
+  // Keep the reason to one line.
+  for (char &c : r.reason) {
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  }
+  if (r.reason.size() > 400)
+    r.reason = r.reason.substr(0, 397) + "...";
+}
+
+int tier_exit_status(Outcome verdict) {
+  switch (verdict) {
+  case Outcome::pass:
+    return 0;
+  case Outcome::unsupported:
+    return 4;
+  default:
+    return 1;
+  }
+}
+
+nlohmann::json totals_json(const TierResult &r) {
+  nlohmann::json t;
+  for (auto o : kAll)
+    t[outcome_name(o)] = r.total(o);
+  t["cases"] = r.case_count();
+  return t;
+}
+
+nlohmann::json case_json(const TierCase &c) {
+  nlohmann::json j = {{"id", c.id}, {"outcome", outcome_name(c.outcome)}, {"seconds", c.seconds}};
+  if (!c.message.empty())
+    j["message"] = c.message;
+  return j;
+}
+
+std::string junit_xml(const TierResult &r) {
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  std::string body;
+  auto add_case = [&](const std::string &classname, const std::string &name, double secs, Outcome o,
+                      const std::string &message) {
+    ++tests;
+    body += "    <testcase classname=\"" + xml_escape(classname) + "\" name=\"" + xml_escape(name) +
+            "\" time=\"" + seconds_text(secs) + "\"";
+    switch (o) {
+    case Outcome::pass:
+      body += "/>\n";
+      return;
+    case Outcome::fail:
+      ++failures;
+      body += "><failure message=\"" + xml_escape(message) + "\"/></testcase>\n";
+      return;
+    case Outcome::error:
+      ++errors;
+      body += "><error message=\"" + xml_escape(message) + "\"/></testcase>\n";
+      return;
+    case Outcome::unsupported:
+      ++skipped;
+      body += "><skipped message=\"UNSUPPORTED: " + xml_escape(message) + "\"/></testcase>\n";
+      return;
+    case Outcome::xfail:
+      ++skipped;
+      body += "><skipped message=\"XFAIL: " + xml_escape(message) + "\"/></testcase>\n";
+      return;
+    }
+  };
+  if (r.case_count() == 0) {
+    add_case(r.tier, r.tier, r.seconds, r.verdict, r.reason);
+  }
+  for (const auto &s : r.sets) {
+    const std::size_t failed = s.value("failed", std::size_t{0});
+    const std::size_t errs = s.value("errors", std::size_t{0});
+    const Outcome o = errs ? Outcome::error : (failed ? Outcome::fail : Outcome::pass);
+    add_case(r.tier + "." + s.value("recording", "?"), s.value("set", "?"), s.value("seconds", 0.0),
+             o,
+             std::to_string(failed) + " of " + std::to_string(s.value("cases", std::size_t{0})) +
+                 " cases differ, " + std::to_string(errs) + " could not run");
+  }
+  for (const auto &c : r.cases) {
+    if (c.in_set)
+      continue; // inside its set's testcase
+    add_case(r.tier, c.id, c.seconds, c.outcome, c.message);
+  }
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+  x += "  <testsuite name=\"" + xml_escape(r.tier) + "\" tests=\"" + std::to_string(tests) +
+       "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
+       "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + seconds_text(r.seconds) +
+       "\" timestamp=\"" + xml_escape(r.started_utc) + "\">\n";
+  x += body;
+  x += "  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+} // namespace mmaemu::harness

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The tier runner: missing prerequisites give UNSUPPORTED naming what is missing; ctest tiers
+// read per-test outcomes; the replay tier replays the committed recordings, shards them, and
+// reports corrupt or tampered recordings.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "mmaemu/harness/tier_log.hpp"
+#include "mmaemu/harness/tier_runner.hpp"
+#include "mmaemu/recordings/recording.hpp"
+#include "mmaemu/reports/merge_logs.hpp"
+#include "tier_test_support.hpp"
+
+namespace mmaemu::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunOptions options_for(const fs::path &recordings = tiertest::committed_recordings()) {
+  RunOptions o;
+  o.layout.exe = MMAEMU_BIN;
+  o.layout.origin = "build tree";
+  o.layout.source_dir = tiertest::source_dir();
+  o.layout.tiers_dir = tiertest::committed_tiers();
+  o.layout.recordings_dir = recordings;
+  o.text = stderr;
+  return o;
+}
+
+class ScopedUnset {
+public:
+  explicit ScopedUnset(const char *name) : name_(name) {
+    if (const char *v = std::getenv(name))
+      old_ = v;
+    ::unsetenv(name);
+  }
+  ~ScopedUnset() {
+    if (!old_.empty())
+      ::setenv(name_, old_.c_str(), 1);
+  }
+
+private:
+  const char *name_;
+  std::string old_;
+};
+
+TEST(TierRunner, T2WithoutTruthIsUnsupportedNamingTheVariable) {
+  ScopedUnset u("MMAEMU_TRUTH_DIR");
+  const TierResult r = run_tier(tiertest::committed_tier("T2"), options_for());
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  EXPECT_NE(r.reason.find("MMAEMU_TRUTH_DIR"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.case_count(), 0u);
+  EXPECT_EQ(tier_exit_status(r.verdict), 4);
+}
+
+TEST(TierRunner, GpuTiersWithoutADeviceAreUnsupportedNamingTheCudaDevice) {
+  if (probe_cuda().available)
+    GTEST_SKIP() << "this machine has a CUDA device";
+  for (const char *name : {"T3", "T3p"}) {
+    const TierResult r = run_tier(tiertest::committed_tier(name), options_for());
+    EXPECT_EQ(r.verdict, Outcome::unsupported) << name;
+    EXPECT_NE(r.reason.find("needs a CUDA device"), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("libcuda"), std::string::npos) << r.reason;
+  }
+}
+
+TEST(TierRunner, DeviceNamesAreMatchedAgainstTheProbe) {
+  RunOptions o = options_for();
+  o.cuda_probed = true;
+  o.cuda.available = true;
+  o.cuda.devices = {{0, "NVIDIA H100 PCIe", 9, 0}};
+  o.layout.build_dir = tiertest::source_dir(); // no CTestTestfile.cmake there
+  const auto why = missing_prerequisite(tiertest::committed_tier("T3p"), o);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("named 'RTX 4060'"), std::string::npos) << *why;
+  EXPECT_NE(why->find("H100"), std::string::npos) << *why;
+  // T3 accepts any device; what it lacks here is a configured build tree.
+  const auto why3 = missing_prerequisite(tiertest::committed_tier("T3"), o);
+  ASSERT_TRUE(why3.has_value());
+  EXPECT_NE(why3->find("build tree"), std::string::npos) << *why3;
+}
+
+TEST(TierRunner, TheMutationTierSaysWhatIsMissing) {
+  const TierResult t4 = run_tier(tiertest::committed_tier("T4"), options_for());
+  EXPECT_EQ(t4.verdict, Outcome::unsupported);
+  if (!fs::exists(tiertest::source_dir() / "mutants/catalogue.json")) {
+    EXPECT_NE(t4.reason.find("mutants/catalogue.json"), std::string::npos) << t4.reason;
+  }
+}
+
+TEST(TierRunner, AMissingSubcommandIsNamed) {
+  TierSpec t = tiertest::committed_tier("T6");
+  t.commands = {"frobnicate"};
+  const TierResult r = run_tier(t, options_for());
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  EXPECT_NE(r.reason.find("`mmaemu frobnicate`"), std::string::npos) << r.reason;
+}
+
+// The command kind on a tiny GEMM; the figure judged is the shape's M (not a time), so the
+// outcome does not depend on the machine.
+TEST(TierRunner, CommandFiguresAreJudgedAgainstTheirTargets) {
+  TierSpec t = tiertest::committed_tier("T6");
+  t.run["argv"] = {
+      "{mmaemu}", "bench",           "gemm", "--M", "8", "--N", "8", "--K", "32", "--threads", "1",
+      "--json",   "{out}/bench.json"};
+  t.run["figures"] = {{"M", {{"unit", "rows"}, {"target", 8}, {"better", "higher"}}},
+                      {"ratio", {{"unit", "x"}}}};
+  const TierResult ok = run_tier(t, options_for());
+  EXPECT_EQ(ok.verdict, Outcome::pass) << ok.reason;
+  ASSERT_EQ(ok.benchmarks.size(), 2u);
+  EXPECT_EQ(ok.benchmarks[0]["name"], "M");
+  EXPECT_EQ(ok.benchmarks[0]["met"], true);
+  t.run["figures"]["M"]["target"] = 9;
+  const TierResult bad = run_tier(t, options_for());
+  EXPECT_EQ(bad.verdict, Outcome::fail);
+  EXPECT_NE(bad.reason.find("bench/M"), std::string::npos) << bad.reason;
+  t.run["figures"] = {{"no_such_figure", {{"unit", "x"}}}};
+  EXPECT_EQ(run_tier(t, options_for()).verdict, Outcome::error);
+}
+
+TEST(TierRunner, CtestTiersNeedABuildTree) {
+  RunOptions o = options_for();
+  o.layout.origin = "installed";
+  const TierResult r = run_tier(tiertest::committed_tier("T0"), o);
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  EXPECT_NE(r.reason.find("--build-dir"), std::string::npos) << r.reason;
+}
+
+// A build tree of hand-written ctest declarations: no CMake run needed.
+class FakeCtest : public ::testing::Test {
+protected:
+  void write(const std::string &tests) {
+    tiertest::spit(dir / "CTestTestfile.cmake", tests);
+    opt.layout.build_dir = dir.path();
+  }
+  TierSpec spec(const std::vector<std::string> &labels) {
+    TierSpec t;
+    t.name = "Tx";
+    t.kind = "ctest";
+    t.needs_build_tree = true;
+    t.budget_seconds = 60;
+    t.run = {{"kind", "ctest"}, {"labels", labels}};
+    return t;
+  }
+  tiertest::TempDir dir;
+  RunOptions opt = options_for();
+};
+
+const char *kFourTests = R"(add_test(a "/bin/true")
+set_tests_properties(a PROPERTIES LABELS "unit")
+add_test(b "/bin/true")
+set_tests_properties(b PROPERTIES LABELS "unit")
+add_test(c "/bin/sh" "-c" "echo '[  SKIPPED ] no data'")
+set_tests_properties(c PROPERTIES LABELS "unit" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+add_test(d "/bin/true")
+set_tests_properties(d PROPERTIES LABELS "slow")
+)";
+
+TEST_F(FakeCtest, PassingTestsPassAndSkippedOnesAreUnsupportedNotPass) {
+  write(kFourTests);
+  const TierResult r = run_tier(spec({"unit"}), opt);
+  EXPECT_EQ(r.verdict, Outcome::pass) << r.reason;
+  EXPECT_EQ(r.total(Outcome::pass), 2u);
+  EXPECT_EQ(r.total(Outcome::unsupported), 1u);
+  ASSERT_EQ(r.cases.size(), 3u);
+  EXPECT_EQ(r.cases[2].id, "c");
+  EXPECT_EQ(r.cases[2].outcome, Outcome::unsupported);
+}
+
+TEST_F(FakeCtest, AFailingTestFailsTheTierNamingIt) {
+  write(std::string(kFourTests) + "add_test(e \"/bin/sh\" \"-c\" \"echo boom; exit 3\")\n"
+                                  "set_tests_properties(e PROPERTIES LABELS \"unit\")\n");
+  const TierResult r = run_tier(spec({"unit"}), opt);
+  EXPECT_EQ(r.verdict, Outcome::fail);
+  EXPECT_NE(r.reason.find("first: e"), std::string::npos) << r.reason;
+  EXPECT_EQ(tier_exit_status(r.verdict), 1);
+}
+
+TEST_F(FakeCtest, AMissingTestProgramIsAnError) {
+  write("add_test(gone \"/nonexistent/mmaemu_tests\")\nset_tests_properties(gone PROPERTIES LABELS "
+        "\"unit\")\n");
+  const TierResult r = run_tier(spec({"unit"}), opt);
+  EXPECT_EQ(r.verdict, Outcome::error);
+}
+
+TEST_F(FakeCtest, ALabelNoTestCarriesIsUnsupportedNotPass) {
+  write(kFourTests);
+  const TierResult r = run_tier(spec({"gpu"}), opt);
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  EXPECT_NE(r.reason.find("no test labelled gpu"), std::string::npos) << r.reason;
+}
+
+TEST_F(FakeCtest, ShardsPartitionTheTests) {
+  write(kFourTests);
+  std::vector<std::string> ids;
+  for (std::size_t k = 1; k <= 2; ++k) {
+    opt.shard = parse_shard(std::to_string(k) + "/2");
+    for (const auto &c : run_tier(spec({"unit", "slow"}), opt).cases)
+      ids.push_back(c.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
+TEST(ReplayTier, TheCommittedRecordingsPassCaseByCase) {
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for());
+  EXPECT_EQ(r.verdict, Outcome::pass) << r.reason;
+  std::size_t cases = 0;
+  for (const auto &s : r.sets) {
+    const std::string letters = s["outcomes"];
+    EXPECT_EQ(letters.size(), s["cases_total"].get<std::size_t>());
+    EXPECT_EQ(letters.find_first_not_of('P'), std::string::npos);
+    cases += letters.size();
+  }
+  EXPECT_GE(cases, 10000u);
+  EXPECT_EQ(r.total(Outcome::pass), cases + 1); // + the data budget check
+  EXPECT_FALSE(r.inputs.empty());
+  for (const auto &in : r.inputs)
+    EXPECT_EQ(in.sha256.size(), 64u);
+}
+
+TEST(ReplayTier, ShardLogsMergeIntoTheWholeRun) {
+  const TierSpec t1 = tiertest::committed_tier("T1");
+  RunOptions whole_opt = options_for();
+  const TierResult whole = run_tier(t1, whole_opt);
+  std::vector<reports::ShardLog> logs;
+  for (std::size_t k = 1; k <= 3; ++k) {
+    RunOptions o = options_for();
+    o.shard = parse_shard(std::to_string(k) + "/3");
+    const TierResult part = run_tier(t1, o);
+    EXPECT_LT(part.case_count(), whole.case_count());
+    logs.push_back(
+        {"T1-shard" + std::to_string(k), "", build_tier_log(t1, part, o, {"test"}, "0")});
+  }
+  const auto merged = reports::merge_shard_logs(logs);
+  const auto full = build_tier_log(t1, whole, whole_opt, {"test"}, "0");
+  ASSERT_EQ(merged["sets"].size(), full["sets"].size());
+  for (std::size_t i = 0; i < full["sets"].size(); ++i) {
+    EXPECT_EQ(merged["sets"][i]["outcomes"], full["sets"][i]["outcomes"]);
+  }
+  EXPECT_EQ(merged["verdict"], "PASS");
+  // Every shard checks the data budget once.
+  EXPECT_EQ(merged["totals"]["PASS"].get<std::size_t>(), whole.total(Outcome::pass) + 2);
+}
+
+TEST(ReplayTier, ACorruptRecordingIsAnErrorNamingTheFile) {
+  tiertest::TempDir dir;
+  fs::copy(tiertest::committed_recordings() / "public" / "H100_E4M3.h5", dir / "good.h5");
+  tiertest::spit(dir / "broken.h5", "this is not HDF5");
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(r.verdict, Outcome::error);
+  EXPECT_NE(r.reason.find("broken.h5"), std::string::npos) << r.reason;
+  EXPECT_GE(r.total(Outcome::pass), 5000u); // the good file still replayed
+}
+
+TEST(ReplayTier, ATamperedExpectationFailsWithItsCaseId) {
+  tiertest::TempDir dir;
+  auto rec =
+      recordings::read_recording(tiertest::committed_recordings() / "public" / "Ada_E4M3.h5");
+  ASSERT_FALSE(rec.mma.empty());
+  rec.mma[0].expect[7] ^= 1u; // one bit of one case
+  recordings::write_recording(dir / "tampered.h5", rec);
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(r.verdict, Outcome::fail);
+  ASSERT_EQ(r.total(Outcome::fail), 1u);
+  const auto bad = std::find_if(r.cases.begin(), r.cases.end(),
+                                [](const TierCase &c) { return c.outcome == Outcome::fail; });
+  ASSERT_NE(bad, r.cases.end());
+  EXPECT_EQ(bad->id, "tampered.h5:" + rec.mma[0].ids[7]);
+  EXPECT_NE(bad->message.find("[value]"), std::string::npos) << bad->message;
+  EXPECT_EQ(r.sets[0]["outcomes"].get<std::string>()[7], 'F');
+}
+
+TEST(ReplayTier, DataOverBudgetFails) {
+  TierSpec t = tiertest::committed_tier("T1");
+  t.budget_data_mib = 0.1;
+  const TierResult r = run_tier(t, options_for());
+  EXPECT_EQ(r.verdict, Outcome::fail);
+  EXPECT_NE(r.reason.find("T1/data_budget"), std::string::npos) << r.reason;
+}
+
+TEST(ReplayTier, NoRecordingsIsUnsupported) {
+  tiertest::TempDir dir;
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  EXPECT_NE(r.reason.find("no recording"), std::string::npos);
+}
+
+TEST(TierResult, JunitHasOneSkippedCaseForATierThatDidNotRun) {
+  TierResult r;
+  r.tier = "T3";
+  settle_verdict(r, "no case ran");
+  EXPECT_EQ(r.verdict, Outcome::unsupported);
+  const std::string x = junit_xml(r);
+  EXPECT_NE(x.find("<skipped message=\"UNSUPPORTED: no case ran\""), std::string::npos) << x;
+  EXPECT_NE(x.find("tests=\"1\""), std::string::npos);
+}
+
+} // namespace
+} // namespace mmaemu::harness

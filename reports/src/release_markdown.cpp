@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <set>
+
+#include "mmaemu/reports/release_report.hpp"
+#include "release_common.hpp"
+
+namespace mmaemu::reports {
+
+namespace {
+
+// Table cells must not break the table.
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string release_markdown(const ReleaseReport &r) {
+  using namespace detail;
+  std::string md;
+  md += "# mmaemu release sign-off, " + r.date + "\n\n";
+  md += "Verdict: **" + r.verdict + "**\n\n";
+  if (!r.reasons.empty()) {
+    md += "Why not PASS:\n\n";
+    for (const auto &why : r.reasons)
+      md += "- " + cell(why) + "\n";
+    md += "\n";
+  }
+  md += "PASS requires every required tier's latest whole-run log of the date to say PASS and "
+        "every log in the folder to verify against the trusted keys (" +
+        r.keys_dir.string() + ").\n\n";
+
+  md += "## Tiers\n\n";
+  md += "| tier | title | required | status | cases | PASS | FAIL | ERROR | UNSUPPORTED | XFAIL | "
+        "seconds | log | signature |\n";
+  md += "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
+  for (const auto &row : r.rows) {
+    md += "| " + row.tier + " | " + cell(row.title) + " | " + (row.required ? "yes" : "no") + " | ";
+    if (!row.log) {
+      md += "MISSING | | | | | | | | | |\n";
+      continue;
+    }
+    const auto &l = r.logs[*row.log];
+    md += "**" + row.status + "** | " + std::to_string(total_of(l.log, "cases"));
+    for (const auto &o : outcome_names())
+      md += " | " + std::to_string(total_of(l.log, o));
+    md += " | " + seconds_text(l.log) + " | " + cell(l.file.filename().string()) + " | " +
+          (l.verification.ok ? "verified" : "**not verified**") + " |\n";
+  }
+  md += "\n";
+  for (const auto &row : r.rows) {
+    if (!row.log)
+      continue;
+    const auto &j = r.logs[*row.log].log;
+    const std::string why = j.value("reason", "");
+    if (!why.empty())
+      md += "- " + row.tier + ": " + cell(why) + "\n";
+  }
+  md += "\n";
+
+  const auto bench = bench_rows(r);
+  if (!bench.empty()) {
+    md += "## Benchmarks\n\n| tier | benchmark | value | target | unit | better | met |\n"
+          "| --- | --- | ---: | ---: | --- | --- | --- |\n";
+    for (const auto &b : bench) {
+      md += "| " + b.tier + " | " + cell(b.name) + " | " + number_text(b.value) + " | " +
+            (b.has_target ? number_text(b.target) : "") + " | " + cell(b.unit) + " | " + b.better +
+            " | " + b.met + " |\n";
+    }
+    md += "\n";
+  }
+
+  md += "## Logs\n\n| file | tier | shard | verdict | commit | host | signature |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n";
+  std::set<std::string> commits, versions;
+  for (const auto &l : r.logs) {
+    const auto &j = l.log;
+    std::string shard, tier = "?", verdict = "?", host;
+    if (j.is_object()) {
+      tier = j.value("tier", "?");
+      verdict = j.value("verdict", "?");
+      if (j.contains("shard") && j["shard"].is_object()) {
+        shard = std::to_string(j["shard"].value("index", 0)) + "/" +
+                std::to_string(j["shard"].value("count", 0));
+      }
+      host = j.value("host", nlohmann::json::object()).value("hostname", "");
+      commits.insert(commit_text(j));
+      versions.insert(j.value("mmaemu", nlohmann::json::object()).value("version", "?"));
+    }
+    md += "| " + cell(l.file.filename().string()) + " | " + tier + " | " + shard + " | " + verdict +
+          " | " + commit_text(j) + " | " + cell(host) + " | " +
+          (l.verification.ok ? "verified: " : "**FAILED**: ") + cell(l.verification.reason) +
+          " |\n";
+  }
+  md += "\n## Provenance\n\n";
+  md += "- mmaemu version(s): ";
+  for (const auto &v : versions)
+    md += v + " ";
+  md += "\n- commit(s): ";
+  for (const auto &c : commits)
+    md += c + "; ";
+  md += "\n- trusted keys: " + r.keys_dir.string() + "\n";
+  md += "- generated: " + r.generated_utc + " by `mmaemu report release --date " + r.date + "`\n";
+  return md;
+}
+
+} // namespace mmaemu::reports

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <gtest/gtest.h>
+
+#include "mmaemu/reports/canonical_json.hpp"
+#include "temp_dir.hpp"
+
+namespace mmaemu::reports {
+namespace {
+
+TEST(CanonicalJson, SameValueGivesSameBytesWhateverTheInsertionOrder) {
+  nlohmann::json a, b;
+  a["zeta"] = 1;
+  a["alpha"] = {{"y", 2}, {"x", 3}};
+  b["alpha"] = {{"x", 3}, {"y", 2}};
+  b["zeta"] = 1;
+  EXPECT_EQ(canonical_dump(a), canonical_dump(b));
+  EXPECT_LT(canonical_dump(a).find("\"alpha\""), canonical_dump(a).find("\"zeta\""));
+}
+
+TEST(CanonicalJson, NonAsciiIsEscapedAndOutputEndsWithOneNewline) {
+  const std::string s = canonical_dump(nlohmann::json{{"cpu", "Caf\xc3\xa9"}});
+  EXPECT_NE(s.find("Caf\\u00e9"), std::string::npos) << s;
+  for (char c : s)
+    EXPECT_LT(static_cast<unsigned char>(c), 0x80u);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.back(), '\n');
+  EXPECT_NE(s[s.size() - 2], '\n');
+}
+
+TEST(CanonicalJson, ReparsingCanonicalBytesGivesTheSameBytes) {
+  nlohmann::json j = {{"seconds", 0.1},        {"tiny", 1e-300},  {"n", -7},
+                      {"list", {1, 2.5, "x"}}, {"none", nullptr}, {"flag", true}};
+  const std::string once = canonical_dump(j);
+  EXPECT_EQ(canonical_dump(nlohmann::json::parse(once)), once);
+}
+
+TEST(CanonicalJson, ParseErrorNamesFileLineAndColumn) {
+  try {
+    parse_json_text("{\n  \"a\": tru\n}\n", "tiers/T9.json");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error &e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("tiers/T9.json:2:", 0), 0u) << m;
+    EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
+  }
+}
+
+TEST(CanonicalJson, ReadingAMissingFileNamesIt) {
+  testing::TempDir dir;
+  try {
+    read_json_file(dir / "absent.json");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
+  }
+}
+
+} // namespace
+} // namespace mmaemu::reports

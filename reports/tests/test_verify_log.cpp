@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <gtest/gtest.h>
+
+#include "log_fixtures.hpp"
+#include "mmaemu/reports/log_writer.hpp"
+#include "mmaemu/reports/verify_log.hpp"
+#include "temp_dir.hpp"
+
+namespace mmaemu::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+class VerifyLog : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fs::create_directory(tmp / "keys");
+    const auto kf = generate_key(tmp / "trusted.pem");
+    fs::rename(kf.public_key, tmp / "keys/trusted.pub");
+    key = load_private_key(kf.private_key);
+    keys = load_trusted_keys(tmp / "keys");
+    dir = prepare_log_dir(tmp / "logs", "2026-01-02");
+  }
+  PublishedLog signed_log(const std::string &tier, const std::string &verdict = "PASS") {
+    return publish_log(testing::tiny_log(tier, verdict), dir, tier, &key);
+  }
+  testing::TempDir tmp;
+  Key key;
+  TrustedKeys keys;
+  fs::path dir;
+};
+
+TEST_F(VerifyLog, AnUntouchedSignedLogVerifies) {
+  const auto p = signed_log("T0");
+  const auto v = verify_log(p.log, keys);
+  EXPECT_TRUE(v.ok) << v.reason;
+  EXPECT_EQ(v.reason, "signed by trusted.pub");
+}
+
+TEST_F(VerifyLog, AFlippedByteFails) {
+  const auto p = signed_log("T0");
+  std::string bytes = testing::slurp(p.log);
+  const auto at = bytes.find("\"PASS\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 2] ^= 0x02; // "PCSS": still canonical JSON, so only the signature catches it
+  testing::spit(p.log, bytes);
+  const auto v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("signature does not match"), std::string::npos) << v.reason;
+}
+
+TEST_F(VerifyLog, AnEditThatBreaksCanonicalFormFails) {
+  const auto p = signed_log("T0");
+  std::string bytes = testing::slurp(p.log);
+  bytes.insert(bytes.size() - 1, " ");
+  testing::spit(p.log, bytes);
+  const auto v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("canonical"), std::string::npos) << v.reason;
+}
+
+TEST_F(VerifyLog, SwappedSignaturesFail) {
+  const auto a = signed_log("T0");
+  const auto b = signed_log("T1", "FAIL");
+  const std::string sa = testing::slurp(a.signature), sb = testing::slurp(b.signature);
+  ASSERT_NE(sa, sb);
+  testing::spit(a.signature, sb);
+  testing::spit(b.signature, sa);
+  EXPECT_FALSE(verify_log(a.log, keys).ok);
+  EXPECT_FALSE(verify_log(b.log, keys).ok);
+}
+
+TEST_F(VerifyLog, AKeyOutsideTheTrustedFolderFails) {
+  const auto other = generate_key(tmp / "other.pem");
+  const Key other_key = load_private_key(other.private_key);
+  const auto p = publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &other_key);
+  const auto v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("not among the trusted keys"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.fingerprint, fingerprint(other_key));
+}
+
+TEST_F(VerifyLog, AMissingSignatureFails) {
+  const auto p = signed_log("T0");
+  fs::remove(p.signature);
+  const auto v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("missing"), std::string::npos) << v.reason;
+}
+
+TEST_F(VerifyLog, ATruncatedSignatureFileFails) {
+  const auto p = signed_log("T0");
+  const std::string sig = testing::slurp(p.signature);
+  for (std::size_t keep : {0ul, 40ul, 60ul, 87ul}) {
+    testing::spit(p.signature, sig.substr(0, keep));
+    const auto v = verify_log(p.log, keys);
+    EXPECT_FALSE(v.ok) << keep;
+    EXPECT_NE(v.reason.find("truncated"), std::string::npos) << keep << ": " << v.reason;
+  }
+}
+
+TEST_F(VerifyLog, AnUnsignedLogFails) {
+  const auto p = publish_log(testing::tiny_log("T0", "PASS"), dir, "T0");
+  const auto v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("unsigned"), std::string::npos) << v.reason;
+}
+
+TEST_F(VerifyLog, AFileThatIsNotALogFails) {
+  testing::spit(dir / "other.json", "{\"format\": \"something-else\"}\n");
+  EXPECT_FALSE(verify_log(dir / "other.json", keys).ok);
+  testing::spit(dir / "broken.json", "{\"format\": ");
+  EXPECT_FALSE(verify_log(dir / "broken.json", keys).ok);
+}
+
+TEST_F(VerifyLog, CollectLogsSkipsKeysAndArtefactFolders) {
+  signed_log("T0");
+  signed_log("T2");
+  fs::create_directories(dir / "T2.out");
+  testing::spit(dir / "T2.out/replay.json", "{}");
+  const auto logs = collect_logs({tmp / "logs", tmp / "keys"});
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0].filename(), "T0.json");
+  EXPECT_EQ(logs[1].filename(), "T2.json");
+  EXPECT_THROW(collect_logs({tmp / "absent"}), std::runtime_error);
+}
+
+} // namespace
+} // namespace mmaemu::reports
