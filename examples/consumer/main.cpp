@@ -13,7 +13,7 @@
 #include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/recordings/recording.hpp"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   using namespace mmaemu;
   // 0x38 is E4M3 1.0 (exponent 7 = bias, no fraction); 0x40 is 2.0.
   const std::vector<std::uint8_t> a = {0x38, 0x38}, b = {0x38, 0x40};
@@ -28,8 +28,8 @@ int main(int argc, char **argv) {
 
   const recordings::Recording rec = recordings::read_recording(argv[1]);
   std::size_t checked = 0, differ = 0;
-  for (const auto &batch : rec.mma) {
-    const Preset &p = get_preset(batch.preset);
+  for (const auto& batch : rec.mma) {
+    const Preset& p = get_preset(batch.preset);
     for (std::size_t i = 0; i < batch.size() && i < 100; ++i) {
       const std::span<const std::uint8_t> ai(batch.a.data() + i * batch.K, batch.K);
       const std::span<const std::uint8_t> bi(batch.b.data() + i * batch.K, batch.K);

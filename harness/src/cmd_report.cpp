@@ -31,13 +31,13 @@ struct ReportArgs {
   std::vector<std::string> paths;
 };
 
-fs::path keys_dir(const ReportArgs &a) {
+fs::path keys_dir(const ReportArgs& a) {
   if (!a.keys.empty())
     return a.keys;
   return harness::discover_layout().keys_dir;
 }
 
-int run_keygen(const ReportArgs &a) {
+int run_keygen(const ReportArgs& a) {
   try {
     const auto k = reports::generate_key(a.out);
     const auto fp = reports::fingerprint(reports::load_public_key(k.public_key));
@@ -46,20 +46,20 @@ int run_keygen(const ReportArgs &a) {
     std::printf("public key  %s: copy it into docs/validation_logs/keys/ to trust it\n",
                 k.public_key.c_str());
     std::printf("fingerprint %s\n", fp.c_str());
-  } catch (const reports::SigningError &e) {
+  } catch (const reports::SigningError& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
   return kOk;
 }
 
-int run_verify(const ReportArgs &a) {
+int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
   std::vector<fs::path> logs;
   try {
     keys = reports::load_trusted_keys(keys_dir(a));
     logs = reports::collect_logs(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
@@ -69,7 +69,7 @@ int run_verify(const ReportArgs &a) {
   }
   std::optional<reports::LogVerification> first_bad;
   std::size_t bad = 0;
-  for (const auto &l : logs) {
+  for (const auto& l : logs) {
     const auto v = reports::verify_log(l, keys);
     std::printf("%s %s: %s\n", v.ok ? "OK  " : "FAIL", l.c_str(), v.reason.c_str());
     if (v.ok)
@@ -88,7 +88,7 @@ int run_verify(const ReportArgs &a) {
   return kOk;
 }
 
-int run_release(const ReportArgs &a) {
+int run_release(const ReportArgs& a) {
   if (!reports::is_date(a.date)) {
     error_line("--date: '" + a.date + "' is not a date YYYY-MM-DD");
     return kUsage;
@@ -102,12 +102,12 @@ int run_release(const ReportArgs &a) {
   reports::TrustedKeys keys;
   reports::ReleaseReport rep;
   try {
-    for (const auto &t : harness::load_tiers(layout.tiers_dir)) {
+    for (const auto& t : harness::load_tiers(layout.tiers_dir)) {
       tiers.push_back({t.name, t.title, t.required_for_release});
     }
     keys = reports::load_trusted_keys(layout.keys_dir);
     rep = reports::build_release_report(layout.log_root, a.date, tiers, keys);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
@@ -117,28 +117,28 @@ int run_release(const ReportArgs &a) {
     fs::create_directories(out, ec);
     reports::write_file_replacing(out / "release.md", reports::release_markdown(rep));
     reports::write_file_replacing(out / "release.html", reports::release_html(rep));
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
-  for (const auto &row : rep.rows) {
+  for (const auto& row : rep.rows) {
     std::printf("%-5s %-12s %s\n", row.tier.c_str(), row.status.c_str(),
                 row.required ? "(required)" : "");
   }
-  for (const auto &why : rep.reasons)
+  for (const auto& why : rep.reasons)
     std::printf("  - %s\n", why.c_str());
   std::printf("release %s: %s\n%s\n%s\n", a.date.c_str(), rep.verdict.c_str(),
               (out / "release.md").c_str(), (out / "release.html").c_str());
   return rep.verdict == "PASS" ? kOk : kFailed;
 }
 
-int run_merge(const ReportArgs &a) {
+int run_merge(const ReportArgs& a) {
   std::vector<reports::ShardLog> shards;
   std::optional<reports::TrustedKeys> keys;
   try {
     if (!a.keys.empty())
       keys = reports::load_trusted_keys(a.keys);
-    for (const auto &p : a.paths) {
+    for (const auto& p : a.paths) {
       if (keys) {
         const auto v = reports::verify_log(p, *keys);
         if (!v.ok) {
@@ -151,22 +151,22 @@ int run_merge(const ReportArgs &a) {
                         recordings::sha256_hex(bytes.data(), bytes.size()),
                         reports::parse_json_text(bytes, p)});
     }
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
   json merged;
   try {
     merged = reports::merge_shard_logs(shards);
-  } catch (const reports::MergeError &e) {
+  } catch (const reports::MergeError& e) {
     error_line(e.what());
     return kUsage;
   }
   std::unique_ptr<reports::Key> key;
-  if (const char *k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
+  if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
     try {
       key = std::make_unique<reports::Key>(reports::load_private_key(k));
-    } catch (const reports::SigningError &e) {
+    } catch (const reports::SigningError& e) {
       error_line(std::string("MMAEMU_SIGNING_KEY: ") + e.what());
       return kUsage;
     }
@@ -180,7 +180,7 @@ int run_merge(const ReportArgs &a) {
     std::printf("merged %zu shards of %s: %s -> %s (%s)\n", shards.size(),
                 merged.value("tier", "?").c_str(), merged.value("verdict", "?").c_str(),
                 pub.log.c_str(), pub.signature.empty() ? "unsigned" : "signed");
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
@@ -189,19 +189,19 @@ int run_merge(const ReportArgs &a) {
 
 } // namespace
 
-void add_report(CLI::App &app, int &exit_code) {
-  CLI::App *rep =
+void add_report(CLI::App& app, int& exit_code) {
+  CLI::App* rep =
       app.add_subcommand("report", "Signing keys, log verification, merge, release report");
   rep->require_subcommand(1);
 
   auto ka = std::make_shared<ReportArgs>();
-  CLI::App *keygen = rep->add_subcommand("keygen", "Make an Ed25519 signing key pair");
+  CLI::App* keygen = rep->add_subcommand("keygen", "Make an Ed25519 signing key pair");
   keygen->add_option("--out", ka->out, "Private key to write (KEY.pem; KEY.pub beside it)")
       ->required();
   keygen->callback([ka, &exit_code] { exit_code = run_keygen(*ka); });
 
   auto va = std::make_shared<ReportArgs>();
-  CLI::App *verify =
+  CLI::App* verify =
       rep->add_subcommand("verify", "Check validation logs against the trusted keys");
   verify->add_option("paths", va->paths, "Logs or folders of logs")->required();
   verify->add_option("--keys", va->keys,
@@ -209,7 +209,7 @@ void add_report(CLI::App &app, int &exit_code) {
   verify->callback([va, &exit_code] { exit_code = run_verify(*va); });
 
   auto ra = std::make_shared<ReportArgs>();
-  CLI::App *release =
+  CLI::App* release =
       rep->add_subcommand("release", "Sign-off report of one date's logs (md + html)");
   release->add_option("--date", ra->date, "YYYY-MM-DD (UTC), the logs' folder")->required();
   release->add_option("--out", ra->out,
@@ -220,7 +220,7 @@ void add_report(CLI::App &app, int &exit_code) {
   release->callback([ra, &exit_code] { exit_code = run_release(*ra); });
 
   auto ma = std::make_shared<ReportArgs>();
-  CLI::App *merge = rep->add_subcommand("merge", "Combine the logs of --shard k/N runs into one");
+  CLI::App* merge = rep->add_subcommand("merge", "Combine the logs of --shard k/N runs into one");
   merge->add_option("paths", ma->paths, "The shard logs, 1/N..N/N")->required();
   merge->add_option("--out", ma->out,
                     "Merged log (default: <tier>.json beside the first shard; a "

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string substitute(std::string s, const std::string &key, const std::string &value) {
+std::string substitute(std::string s, const std::string& key, const std::string& value) {
   std::size_t p = 0;
   while ((p = s.find(key, p)) != std::string::npos) {
     s.replace(p, key.size(), value);
@@ -26,8 +26,8 @@ std::string substitute(std::string s, const std::string &key, const std::string 
 
 } // namespace
 
-void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
-  const json &argv_j = t.run.value("argv", json::array());
+void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
+  const json& argv_j = t.run.value("argv", json::array());
   if (!argv_j.is_array() || argv_j.empty()) {
     r.verdict = Outcome::error;
     r.reason = t.file.string() + ": run.argv must be a non-empty array";
@@ -41,19 +41,19 @@ void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
   }
   std::error_code ec;
   fs::create_directories(out, ec);
-  auto expand = [&](const std::string &s) {
+  auto expand = [&](const std::string& s) {
     return substitute(substitute(s, "{mmaemu}", opt.layout.exe.string()), "{out}", out.string());
   };
   std::vector<std::string> argv;
   std::string shown;
-  for (const auto &a : argv_j) {
+  for (const auto& a : argv_j) {
     argv.push_back(expand(a.get<std::string>()));
     shown += (shown.empty() ? "" : " ") + argv.back();
   }
   ProcessOptions po;
   po.timeout_s = t.run.value("timeout_s", 0.0);
   if (opt.verbose)
-    po.on_line = [&](const std::string &l) { std::fprintf(opt.text, "%s\n", l.c_str()); };
+    po.on_line = [&](const std::string& l) { std::fprintf(opt.text, "%s\n", l.c_str()); };
   std::fprintf(opt.text, "%s: %s\n", t.name.c_str(), shown.c_str());
   std::fflush(opt.text);
   const ProcessResult res = run_process(argv, po);
@@ -69,7 +69,7 @@ void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
   json j;
   try {
     j = reports::read_json_file(result);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     r.add({"result", Outcome::error, 0, e.what()});
     return;
   }
@@ -79,7 +79,7 @@ void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
   const json figures = t.run.value("figures", json::object());
   json targets = t.run.value("targets", json::object());
   if (j.is_object() && !figures.empty()) {
-    for (const auto &[name, f] : figures.items()) {
+    for (const auto& [name, f] : figures.items()) {
       if (!j.contains(name) || !j[name].is_number()) {
         r.add({"result", Outcome::error, 0, result.string() + " has no number \"" + name + "\""});
         continue;
@@ -96,7 +96,7 @@ void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
            result.string() + " has no \"benchmarks\" array and the tier names no run.figures"});
     return;
   }
-  for (const auto &b : benchmarks) {
+  for (const auto& b : benchmarks) {
     if (!b.is_object() || !b.contains("name") || !b.contains("value") || !b["value"].is_number()) {
       r.add({"result", Outcome::error, 0, "benchmark entry " + b.dump() + " lacks name or value"});
       continue;
@@ -105,7 +105,7 @@ void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
     json entry = {{"name", name}, {"value", b["value"]}, {"unit", b.value("unit", "")}};
     TierCase c{"bench/" + name, Outcome::pass, 0, "measured, no target", false};
     if (targets.contains(name)) {
-      const json &tg = targets[name];
+      const json& tg = targets[name];
       const double target = tg.value("target", 0.0);
       const std::string better = tg.value("better", std::string("higher"));
       const double v = b["value"].get<double>();

@@ -9,11 +9,11 @@ namespace {
 
 // The few driver API entry points needed, with the driver's C types spelt as plain ints.
 using CuInit = int (*)(unsigned);
-using CuDriverGetVersion = int (*)(int *);
-using CuDeviceGetCount = int (*)(int *);
-using CuDeviceGet = int (*)(int *, int);
-using CuDeviceGetName = int (*)(char *, int, int);
-using CuDeviceGetAttribute = int (*)(int *, int, int);
+using CuDriverGetVersion = int (*)(int*);
+using CuDeviceGetCount = int (*)(int*);
+using CuDeviceGet = int (*)(int*, int);
+using CuDeviceGetName = int (*)(char*, int, int);
+using CuDeviceGetAttribute = int (*)(int*, int, int);
 
 constexpr int kAttrCapabilityMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrCapabilityMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
@@ -22,15 +22,15 @@ constexpr int kAttrCapabilityMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILI
 
 CudaProbe probe_cuda() {
   CudaProbe p;
-  void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    const char *e = ::dlerror();
+    const char* e = ::dlerror();
     p.reason =
         "no CUDA driver: libcuda.so.1 cannot be loaded (" + std::string(e ? e : "not found") + ")";
     return p;
   }
   // The library stays loaded: the driver does not support being unloaded and reloaded.
-  auto sym = [&](const char *name) { return ::dlsym(lib, name); };
+  auto sym = [&](const char* name) { return ::dlsym(lib, name); };
   auto init = reinterpret_cast<CuInit>(sym("cuInit"));
   auto version = reinterpret_cast<CuDriverGetVersion>(sym("cuDriverGetVersion"));
   auto count = reinterpret_cast<CuDeviceGetCount>(sym("cuDeviceGetCount"));
@@ -70,11 +70,11 @@ CudaProbe probe_cuda() {
   return p;
 }
 
-nlohmann::json gpu_json(const CudaProbe &probe) {
+nlohmann::json gpu_json(const CudaProbe& probe) {
   if (!probe.available)
     return {{"present", false}, {"reason", probe.reason}};
   nlohmann::json devs = nlohmann::json::array();
-  for (const auto &d : probe.devices) {
+  for (const auto& d : probe.devices) {
     devs.push_back({{"index", d.index},
                     {"name", d.name},
                     {"capability", std::to_string(d.major) + "." + std::to_string(d.minor)}});

@@ -12,11 +12,11 @@
 
 namespace mmaemu::harness::detail {
 
-void run_ctest_kind(const TierSpec &t, const RunOptions &opt, TierResult &r);
-void run_replay_kind(const TierSpec &t, const RunOptions &opt, TierResult &r);
-void run_truth_kind(const TierSpec &t, const RunOptions &opt, TierResult &r);
-void run_command_kind(const TierSpec &t, const RunOptions &opt, TierResult &r);
-void run_package_kind(const TierSpec &t, const RunOptions &opt, TierResult &r);
+void run_ctest_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
+void run_replay_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
+void run_truth_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
+void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
+void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 
 // Mismatch counts of one replayed set, by the comparator's class.
 struct SetCounts {
@@ -28,23 +28,23 @@ struct SetCounts {
 // "<recording>:<case id>"), and counts every case in r.totals. A batch with the attribute
 // expect_error = <class> passes where the emulator refuses it with exactly that class; one
 // with scope = out is not run (U, listed). Returns the mismatch classes.
-SetCounts replay_set(const recordings::MmaBatch &batch, const std::string &recording,
-                     const std::string &sha256, const Shard &shard, TierResult &r);
+SetCounts replay_set(const recordings::MmaBatch& batch, const std::string& recording,
+                     const std::string& sha256, const Shard& shard, TierResult& r);
 
 // Every set of a recording (mma, gemm, gemm_call) through replay_set and the GEMM replays of
 // replay.hpp; gemm_call sets have one letter per call (its worst output). Returns the sum.
-SetCounts replay_recording(const recordings::Recording &rec, const std::string &recording,
-                           const std::string &sha256, const Shard &shard, TierResult &r);
+SetCounts replay_recording(const recordings::Recording& rec, const std::string& recording,
+                           const std::string& sha256, const Shard& shard, TierResult& r);
 
 // A folder under $TMPDIR that is removed with its contents when this object goes, unless
 // keep() was called.
 class WorkDir {
 public:
-  explicit WorkDir(const std::string &hint);
+  explicit WorkDir(const std::string& hint);
   ~WorkDir();
-  WorkDir(const WorkDir &) = delete;
-  WorkDir &operator=(const WorkDir &) = delete;
-  const std::filesystem::path &path() const { return path_; }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
   void keep() { keep_ = true; }
 
 private:
@@ -53,6 +53,6 @@ private:
 };
 
 // The last `lines` lines of `text`, joined by " | " (for one-line reasons).
-std::string tail_lines(const std::string &text, std::size_t lines);
+std::string tail_lines(const std::string& text, std::size_t lines);
 
 } // namespace mmaemu::harness::detail

@@ -14,7 +14,7 @@ fs::path self_exe() {
   return ec ? fs::path() : p;
 }
 
-std::optional<fs::path> source_dir_of_build(const fs::path &build_dir) {
+std::optional<fs::path> source_dir_of_build(const fs::path& build_dir) {
   std::ifstream in(build_dir / "CMakeCache.txt");
   if (!in)
     return std::nullopt;
@@ -32,7 +32,7 @@ std::optional<fs::path> source_dir_of_build(const fs::path &build_dir) {
   return std::nullopt;
 }
 
-Layout discover_layout(const LayoutOverrides &o, const fs::path &exe_in) {
+Layout discover_layout(const LayoutOverrides& o, const fs::path& exe_in) {
   Layout l;
   l.exe = exe_in.empty() ? self_exe() : exe_in;
   std::error_code ec;
@@ -66,7 +66,7 @@ Layout discover_layout(const LayoutOverrides &o, const fs::path &exe_in) {
     l.log_root = l.source_dir ? *l.source_dir / "docs" / "validation_logs"
                               : fs::current_path(ec) / "validation_logs";
   }
-  if (const char *env = std::getenv("MMAEMU_LOG_DIR"); env && *env)
+  if (const char* env = std::getenv("MMAEMU_LOG_DIR"); env && *env)
     l.log_root = env;
   if (!o.tiers_dir.empty())
     l.tiers_dir = o.tiers_dir;

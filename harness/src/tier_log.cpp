@@ -10,14 +10,14 @@ namespace mmaemu::harness {
 
 using nlohmann::json;
 
-std::string log_stem(const TierSpec &tier, const Shard &shard) {
+std::string log_stem(const TierSpec& tier, const Shard& shard) {
   if (!shard.active())
     return tier.name;
   return tier.name + "-shard" + std::to_string(shard.index) + "of" + std::to_string(shard.count);
 }
 
-json build_tier_log(const TierSpec &tier, const TierResult &result, const RunOptions &opt,
-                    const std::vector<std::string> &command_line, const std::string &version) {
+json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOptions& opt,
+                    const std::vector<std::string>& command_line, const std::string& version) {
   json j;
   j["format"] = reports::kLogFormat;
   j["tier"] = tier.name;
@@ -31,7 +31,7 @@ json build_tier_log(const TierSpec &tier, const TierResult &result, const RunOpt
   j["gpu"] = gpu_json(opt.cuda);
   j["environment"] = reports::result_environment();
   json inputs = json::array();
-  for (const auto &in : result.inputs) {
+  for (const auto& in : result.inputs) {
     inputs.push_back({{"path", in.path}, {"sha256", in.sha256}, {"bytes", in.bytes}});
   }
   j["inputs"] = inputs;
@@ -39,7 +39,7 @@ json build_tier_log(const TierSpec &tier, const TierResult &result, const RunOpt
   j["shard"] =
       opt.shard.active() ? json{{"index", opt.shard.index}, {"count", opt.shard.count}} : json();
   json cases = json::array();
-  for (const auto &c : result.cases)
+  for (const auto& c : result.cases)
     cases.push_back(case_json(c));
   j["cases"] = cases;
   if (!result.sets.empty()) {

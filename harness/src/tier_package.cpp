@@ -22,7 +22,7 @@ namespace {
 
 class Steps {
 public:
-  Steps(const RunOptions &opt, TierResult &r, double timeout_s, std::size_t total)
+  Steps(const RunOptions& opt, TierResult& r, double timeout_s, std::size_t total)
       : opt_(opt), r_(r), timeout_s_(timeout_s), total_(total) {
     if (opt_.progress)
       opt_.progress->begin(total_, "steps");
@@ -34,13 +34,13 @@ public:
   bool ok() const { return ok_; }
 
   // Runs one step; a non-zero exit fails it (and every later step is skipped).
-  ProcessResult run(const std::string &id, const std::vector<std::string> &argv,
-                    const ProcessOptions &base = {}) {
+  ProcessResult run(const std::string& id, const std::vector<std::string>& argv,
+                    const ProcessOptions& base = {}) {
     ProcessOptions po = base;
     if (po.timeout_s == 0)
       po.timeout_s = timeout_s_;
     if (opt_.verbose)
-      po.on_line = [this](const std::string &l) { std::fprintf(opt_.text, "  %s\n", l.c_str()); };
+      po.on_line = [this](const std::string& l) { std::fprintf(opt_.text, "  %s\n", l.c_str()); };
     const auto t0 = std::chrono::steady_clock::now();
     ProcessResult res = run_process(argv, po);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -56,7 +56,7 @@ public:
     }
     return res;
   }
-  void record(const std::string &id, Outcome o, double s, const std::string &msg) {
+  void record(const std::string& id, Outcome o, double s, const std::string& msg) {
     r_.add({id, o, s, msg, false});
     if (o != Outcome::pass)
       ok_ = false;
@@ -65,14 +65,14 @@ public:
   }
 
 private:
-  const RunOptions &opt_;
-  TierResult &r_;
+  const RunOptions& opt_;
+  TierResult& r_;
   double timeout_s_;
   std::size_t total_, done_ = 0;
   bool ok_ = true;
 };
 
-bool contains_line(const std::string &listing, const std::string &suffix) {
+bool contains_line(const std::string& listing, const std::string& suffix) {
   std::size_t start = 0;
   while (start < listing.size()) {
     std::size_t nl = listing.find('\n', start);
@@ -90,10 +90,10 @@ bool contains_line(const std::string &listing, const std::string &suffix) {
 
 } // namespace
 
-void run_package_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
+void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const fs::path build = *opt.layout.build_dir;
   const fs::path source = *opt.layout.source_dir;
-  for (const char *prog : {"cpack", "cmake", "tar"}) {
+  for (const char* prog : {"cpack", "cmake", "tar"}) {
     if (!find_program(prog)) {
       r.verdict = Outcome::unsupported;
       r.reason = std::string("needs ") + prog + " in PATH";
@@ -135,7 +135,7 @@ void run_package_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
             ProcessOptions::in_dir(build));
   fs::path tarball;
   if (steps.ok()) {
-    for (const auto &e : fs::directory_iterator(pkg_dir, ec)) {
+    for (const auto& e : fs::directory_iterator(pkg_dir, ec)) {
       if (e.path().string().ends_with(".tar.gz"))
         tarball = e.path();
     }
@@ -149,7 +149,7 @@ void run_package_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
     // 2. What it must hold: the CLI, libraries, headers, CMake package, tiers, recordings.
     const auto list = run_process({"tar", "-tzf", tarball.string()});
     std::string missing;
-    for (const char *want :
+    for (const char* want :
          {"/bin/mmaemu", "/lib/libmmaemu_emulator.a", "/lib/libmmaemu_recordings.a",
           "/lib/libmmaemu_reports.a", "/lib/libmmaemu_harness.a",
           "/include/mmaemu/emulator/dot.hpp", "/include/mmaemu/recordings/recording.hpp",
@@ -195,7 +195,7 @@ void run_package_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
         why = "it read recordings from " + dir + ", outside the prefix";
       else if (j.value("details", json::object()).value("layout", "") != "installed")
         why = "it did not run as installed";
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
       if (steps.ok())
         why = e.what();
     }

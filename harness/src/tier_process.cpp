@@ -12,19 +12,19 @@
 #include <cstdlib>
 #include <cstring>
 
-extern char **environ;
+extern char** environ;
 
 namespace mmaemu::harness {
 
 namespace fs = std::filesystem;
 
-std::optional<fs::path> find_program(const std::string &name) {
+std::optional<fs::path> find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) {
     if (::access(name.c_str(), X_OK) == 0)
       return fs::path(name);
     return std::nullopt;
   }
-  const char *path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");
   std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
   std::size_t start = 0;
   while (start <= p.size()) {
@@ -44,7 +44,7 @@ std::optional<fs::path> find_program(const std::string &name) {
   return std::nullopt;
 }
 
-ProcessResult run_process(const std::vector<std::string> &argv, const ProcessOptions &opt) {
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opt) {
   ProcessResult r;
   if (argv.empty()) {
     r.error = "empty command";
@@ -57,24 +57,24 @@ ProcessResult run_process(const std::vector<std::string> &argv, const ProcessOpt
   }
   // Build the child's environment before fork: only async-signal-safe calls after it.
   std::vector<std::string> env_strings;
-  for (char **e = environ; e && *e; ++e) {
+  for (char** e = environ; e && *e; ++e) {
     const std::string kv(*e);
     const std::string name = kv.substr(0, kv.find('='));
     bool drop = opt.set_env.count(name) > 0;
-    for (const auto &u : opt.unset_env)
+    for (const auto& u : opt.unset_env)
       drop = drop || u == name;
     if (!drop)
       env_strings.push_back(kv);
   }
-  for (const auto &[k, v] : opt.set_env)
+  for (const auto& [k, v] : opt.set_env)
     env_strings.push_back(k + "=" + v);
-  std::vector<char *> envp;
-  for (auto &s : env_strings)
+  std::vector<char*> envp;
+  for (auto& s : env_strings)
     envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = argv;
-  std::vector<char *> cargv;
-  for (auto &a : args)
+  std::vector<char*> cargv;
+  for (auto& a : args)
     cargv.push_back(a.data());
   cargv.push_back(nullptr);
   const std::string prog_s = prog->string();

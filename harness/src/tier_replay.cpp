@@ -41,13 +41,13 @@ std::string hex32(std::uint32_t v) {
   return buf;
 }
 
-std::string attr_of(const recordings::MmaBatch &b, const std::string &key) {
+std::string attr_of(const recordings::MmaBatch& b, const std::string& key) {
   const auto it = b.attrs.find(key);
   return it == b.attrs.end() ? "" : it->second;
 }
 
 // The rows of `b` that `shard` selects, as a batch of their own.
-recordings::MmaBatch select_rows(const recordings::MmaBatch &b, const Shard &shard) {
+recordings::MmaBatch select_rows(const recordings::MmaBatch& b, const Shard& shard) {
   recordings::MmaBatch s = b;
   s.ids.clear();
   s.a.clear();
@@ -68,7 +68,7 @@ recordings::MmaBatch select_rows(const recordings::MmaBatch &b, const Shard &sha
   return s;
 }
 
-std::vector<fs::path> find_recordings(const fs::path &dir) {
+std::vector<fs::path> find_recordings(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
@@ -84,7 +84,7 @@ std::vector<fs::path> find_recordings(const fs::path &dir) {
   return out;
 }
 
-std::uintmax_t tree_bytes(const fs::path &dir) {
+std::uintmax_t tree_bytes(const fs::path& dir) {
   std::uintmax_t n = 0;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
@@ -101,10 +101,10 @@ namespace {
 
 // Adds one set's line to r.sets and its non-passing results to r.cases. `unit_of` maps each
 // result to the case (letter) it belongs to: a gemm_call call has one result per output.
-SetCounts absorb(const SetResult &s, const std::vector<std::size_t> &unit_of,
-                 const std::vector<std::string> &unit_ids, std::size_t cases_total,
-                 const std::string &kind, const std::string &gpu, const std::string &recording,
-                 const std::string &sha256, double seconds, TierResult &r) {
+SetCounts absorb(const SetResult& s, const std::vector<std::size_t>& unit_of,
+                 const std::vector<std::string>& unit_ids, std::size_t cases_total,
+                 const std::string& kind, const std::string& gpu, const std::string& recording,
+                 const std::string& sha256, double seconds, TierResult& r) {
   SetCounts counts;
   std::string letters(unit_ids.size(), 'P');
   auto worse = [](char a, char b) {
@@ -113,7 +113,7 @@ SetCounts absorb(const SetResult &s, const std::vector<std::size_t> &unit_of,
   };
   std::size_t passed = 0, failed = 0, errors = 0;
   for (std::size_t i = 0; i < s.results.size(); ++i) {
-    const CaseResult &c = s.results[i];
+    const CaseResult& c = s.results[i];
     const std::size_t u = i < unit_of.size() ? unit_of[i] : 0;
     if (c.outcome == Outcome::pass) {
       ++passed;
@@ -172,7 +172,7 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void add_counts(SetCounts &into, const SetCounts &c) {
+void add_counts(SetCounts& into, const SetCounts& c) {
   into.value += c.value;
   into.zero_sign += c.zero_sign;
   into.nan_payload += c.nan_payload;
@@ -180,8 +180,8 @@ void add_counts(SetCounts &into, const SetCounts &c) {
 
 } // namespace
 
-SetCounts replay_set(const recordings::MmaBatch &batch, const std::string &recording,
-                     const std::string &sha256, const Shard &shard, TierResult &r) {
+SetCounts replay_set(const recordings::MmaBatch& batch, const std::string& recording,
+                     const std::string& sha256, const Shard& shard, TierResult& r) {
   const recordings::MmaBatch sel = shard.active() ? select_rows(batch, shard) : batch;
   const std::string expect_error = attr_of(batch, "expect_error");
   const bool out_of_scope = attr_of(batch, "scope") == "out";
@@ -192,12 +192,12 @@ SetCounts replay_set(const recordings::MmaBatch &batch, const std::string &recor
     std::string got;
     if (!out_of_scope) {
       try {
-        const Preset &p = get_preset(sel.preset);
+        const Preset& p = get_preset(sel.preset);
         std::vector<std::uint32_t> out(sel.size());
         model::dot_rows(sel.a.data(), sel.b.data(), sel.c.data(), sel.size(), sel.K, p,
                         {sel.fmt_a, sel.fmt_b}, out.data());
         got = "no error";
-      } catch (const MmaemuError &e) {
+      } catch (const MmaemuError& e) {
         got = e.class_name();
       }
     }
@@ -251,12 +251,12 @@ SetCounts replay_set(const recordings::MmaBatch &batch, const std::string &recor
                 since(t0), r);
 }
 
-SetCounts replay_recording(const recordings::Recording &rec, const std::string &recording,
-                           const std::string &sha256, const Shard &shard, TierResult &r) {
+SetCounts replay_recording(const recordings::Recording& rec, const std::string& recording,
+                           const std::string& sha256, const Shard& shard, TierResult& r) {
   SetCounts total;
-  for (const auto &b : rec.mma)
+  for (const auto& b : rec.mma)
     add_counts(total, replay_set(b, recording, sha256, shard, r));
-  for (const auto &b : rec.gemm) {
+  for (const auto& b : rec.gemm) {
     const auto t0 = std::chrono::steady_clock::now();
     recordings::GemmBatch sel = b;
     sel.cases.clear();
@@ -266,7 +266,7 @@ SetCounts replay_recording(const recordings::Recording &rec, const std::string &
     }
     const SetResult s = replay_gemm_batch(sel, recording);
     std::vector<std::string> ids;
-    for (const auto &c : sel.cases)
+    for (const auto& c : sel.cases)
       ids.push_back(c.id);
     // One result per case, in order.
     std::vector<std::size_t> unit_of(s.results.size());
@@ -276,7 +276,7 @@ SetCounts replay_recording(const recordings::Recording &rec, const std::string &
     add_counts(total, absorb(s, unit_of, ids, b.cases.size(), "gemm", gpu, recording, sha256,
                              since(t0), r));
   }
-  for (const auto &b : rec.gemm_call) {
+  for (const auto& b : rec.gemm_call) {
     const auto t0 = std::chrono::steady_clock::now();
     recordings::GemmCallBatch sel = b;
     sel.calls.clear();
@@ -300,7 +300,7 @@ SetCounts replay_recording(const recordings::Recording &rec, const std::string &
   return total;
 }
 
-void run_replay_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
+void run_replay_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const fs::path dir = opt.layout.recordings_dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -329,13 +329,13 @@ void run_replay_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
   if (opt.progress)
     opt.progress->begin(files.size(), "recordings");
   std::size_t done = 0;
-  for (const auto &f : files) {
+  for (const auto& f : files) {
     const std::string rel = fs::relative(f, dir, ec).string();
     InputFile in{rel, "", 0};
     try {
       in.sha256 = recordings::sha256_file(f);
       in.bytes = fs::file_size(f);
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
       r.add({rel, Outcome::error, 0, e.what()});
       continue;
     }
@@ -343,7 +343,7 @@ void run_replay_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
     recordings::Recording rec;
     try {
       rec = recordings::read_recording(f);
-    } catch (const recordings::RecordingError &e) {
+    } catch (const recordings::RecordingError& e) {
       r.add({rel, Outcome::error, 0, e.what()});
       if (opt.progress)
         opt.progress->step(++done, rel + ": unreadable");

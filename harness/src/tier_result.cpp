@@ -10,7 +10,7 @@ namespace {
 constexpr Outcome kAll[] = {Outcome::pass, Outcome::fail, Outcome::error, Outcome::unsupported,
                             Outcome::xfail};
 
-std::string xml_escape(const std::string &s) {
+std::string xml_escape(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
     switch (c) {
@@ -58,7 +58,7 @@ void TierResult::add(TierCase c) {
   cases.push_back(std::move(c));
 }
 
-void settle_verdict(TierResult &r, const std::string &nothing_ran_reason) {
+void settle_verdict(TierResult& r, const std::string& nothing_ran_reason) {
   if ((r.verdict == Outcome::unsupported || r.verdict == Outcome::error) && !r.reason.empty()) {
     return;
   }
@@ -68,7 +68,7 @@ void settle_verdict(TierResult &r, const std::string &nothing_ran_reason) {
     r.verdict = Outcome::error;
     if (r.reason.empty()) {
       r.reason = std::to_string(r.total(Outcome::error)) + " case(s) could not run";
-      for (const auto &c : r.cases) {
+      for (const auto& c : r.cases) {
         if (c.outcome == Outcome::error) {
           r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
           break;
@@ -79,7 +79,7 @@ void settle_verdict(TierResult &r, const std::string &nothing_ran_reason) {
     r.verdict = Outcome::fail;
     if (r.reason.empty()) {
       r.reason = std::to_string(r.total(Outcome::fail)) + " case(s) failed";
-      for (const auto &c : r.cases) {
+      for (const auto& c : r.cases) {
         if (c.outcome == Outcome::fail) {
           r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
           break;
@@ -95,7 +95,7 @@ void settle_verdict(TierResult &r, const std::string &nothing_ran_reason) {
     r.reason.clear();
   }
   // Keep the reason to one line.
-  for (char &c : r.reason) {
+  for (char& c : r.reason) {
     if (c == '\n' || c == '\r')
       c = ' ';
   }
@@ -114,7 +114,7 @@ int tier_exit_status(Outcome verdict) {
   }
 }
 
-nlohmann::json totals_json(const TierResult &r) {
+nlohmann::json totals_json(const TierResult& r) {
   nlohmann::json t;
   for (auto o : kAll)
     t[outcome_name(o)] = r.total(o);
@@ -122,18 +122,18 @@ nlohmann::json totals_json(const TierResult &r) {
   return t;
 }
 
-nlohmann::json case_json(const TierCase &c) {
+nlohmann::json case_json(const TierCase& c) {
   nlohmann::json j = {{"id", c.id}, {"outcome", outcome_name(c.outcome)}, {"seconds", c.seconds}};
   if (!c.message.empty())
     j["message"] = c.message;
   return j;
 }
 
-std::string junit_xml(const TierResult &r) {
+std::string junit_xml(const TierResult& r) {
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   std::string body;
-  auto add_case = [&](const std::string &classname, const std::string &name, double secs, Outcome o,
-                      const std::string &message) {
+  auto add_case = [&](const std::string& classname, const std::string& name, double secs, Outcome o,
+                      const std::string& message) {
     ++tests;
     body += "    <testcase classname=\"" + xml_escape(classname) + "\" name=\"" + xml_escape(name) +
             "\" time=\"" + seconds_text(secs) + "\"";
@@ -162,7 +162,7 @@ std::string junit_xml(const TierResult &r) {
   if (r.case_count() == 0) {
     add_case(r.tier, r.tier, r.seconds, r.verdict, r.reason);
   }
-  for (const auto &s : r.sets) {
+  for (const auto& s : r.sets) {
     const std::size_t failed = s.value("failed", std::size_t{0});
     const std::size_t errs = s.value("errors", std::size_t{0});
     const Outcome o = errs ? Outcome::error : (failed ? Outcome::fail : Outcome::pass);
@@ -171,7 +171,7 @@ std::string junit_xml(const TierResult &r) {
              std::to_string(failed) + " of " + std::to_string(s.value("cases", std::size_t{0})) +
                  " cases differ, " + std::to_string(errs) + " could not run");
   }
-  for (const auto &c : r.cases) {
+  for (const auto& c : r.cases) {
     if (c.in_set)
       continue; // inside its set's testcase
     add_case(r.tier, c.id, c.seconds, c.outcome, c.message);

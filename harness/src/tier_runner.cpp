@@ -19,13 +19,13 @@ namespace {
 
 class BarProgress : public Progress {
 public:
-  BarProgress(std::FILE *out, std::string tier) : out_(out), tier_(std::move(tier)) {}
-  void begin(std::size_t total, const std::string &what) override {
+  BarProgress(std::FILE* out, std::string tier) : out_(out), tier_(std::move(tier)) {}
+  void begin(std::size_t total, const std::string& what) override {
     total_ = total;
     what_ = what;
     step(0, "");
   }
-  void step(std::size_t done, const std::string &label) override {
+  void step(std::size_t done, const std::string& label) override {
     const int width = 30;
     const int filled = total_ ? static_cast<int>(width * std::min(done, total_) / total_) : 0;
     std::string bar(static_cast<std::size_t>(filled), '#');
@@ -43,20 +43,20 @@ public:
   }
 
 private:
-  std::FILE *out_;
+  std::FILE* out_;
   std::string tier_, what_;
   std::size_t total_ = 0;
 };
 
 class LineProgress : public Progress {
 public:
-  LineProgress(std::FILE *out, std::string tier) : out_(out), tier_(std::move(tier)) {}
-  void begin(std::size_t total, const std::string &what) override {
+  LineProgress(std::FILE* out, std::string tier) : out_(out), tier_(std::move(tier)) {}
+  void begin(std::size_t total, const std::string& what) override {
     total_ = total;
     std::fprintf(out_, "%s: %zu %s\n", tier_.c_str(), total, what.c_str());
     std::fflush(out_);
   }
-  void step(std::size_t done, const std::string &label) override {
+  void step(std::size_t done, const std::string& label) override {
     if (label.empty())
       return;
     std::fprintf(out_, "%s: [%zu/%zu] %s\n", tier_.c_str(), done, total_, label.c_str());
@@ -65,15 +65,15 @@ public:
   void end() override {}
 
 private:
-  std::FILE *out_;
+  std::FILE* out_;
   std::string tier_;
   std::size_t total_ = 0;
 };
 
 // `mmaemu <words> --help` prints "Usage: <exe> <words> ..." only if the subcommand exists
 // (CLI11 answers --help of an unknown word with the top-level help).
-std::optional<std::string> missing_command(const TierSpec &t, const RunOptions &opt) {
-  for (const auto &c : t.commands) {
+std::optional<std::string> missing_command(const TierSpec& t, const RunOptions& opt) {
+  for (const auto& c : t.commands) {
     std::vector<std::string> argv = {opt.layout.exe.string()};
     std::size_t start = 0;
     while (start < c.size()) {
@@ -95,9 +95,9 @@ std::optional<std::string> missing_command(const TierSpec &t, const RunOptions &
 
 } // namespace
 
-Shard parse_shard(const std::string &text) {
+Shard parse_shard(const std::string& text) {
   const auto slash = text.find('/');
-  auto bad = [&](const std::string &why) {
+  auto bad = [&](const std::string& why) {
     return ValueError("--shard: '" + text + "' " + why + " (expected k/N with 1 <= k <= N)");
   };
   if (slash == std::string::npos)
@@ -114,7 +114,7 @@ Shard parse_shard(const std::string &text) {
     s.count = std::stoul(n, &used);
     if (used != n.size())
       throw bad("is not k/N");
-  } catch (const std::logic_error &) {
+  } catch (const std::logic_error&) {
     throw bad("is not k/N");
   }
   if (s.count < 1 || s.index < 1 || s.index > s.count)
@@ -122,26 +122,26 @@ Shard parse_shard(const std::string &text) {
   return s;
 }
 
-std::unique_ptr<Progress> make_progress(bool tty, std::FILE *out, const std::string &tier) {
+std::unique_ptr<Progress> make_progress(bool tty, std::FILE* out, const std::string& tier) {
   if (tty)
     return std::make_unique<BarProgress>(out, tier);
   return std::make_unique<LineProgress>(out, tier);
 }
 
-std::optional<std::string> missing_prerequisite(const TierSpec &t, const RunOptions &opt) {
-  for (const auto &e : t.env) {
-    const char *v = std::getenv(e.name.c_str());
+std::optional<std::string> missing_prerequisite(const TierSpec& t, const RunOptions& opt) {
+  for (const auto& e : t.env) {
+    const char* v = std::getenv(e.name.c_str());
     if (!v || !*v)
       return "needs " + e.name + " (" + e.what + "); it is not set";
   }
-  for (const auto &d : t.devices) {
+  for (const auto& d : t.devices) {
     if (!opt.cuda.available) {
       return "needs a CUDA device (" + d.why + "): " + opt.cuda.reason;
     }
     if (!d.name.empty()) {
       std::string found;
       bool ok = false;
-      for (const auto &dev : opt.cuda.devices) {
+      for (const auto& dev : opt.cuda.devices) {
         ok = ok || dev.name.find(d.name) != std::string::npos;
         found += (found.empty() ? "" : ", ") + dev.name;
       }
@@ -151,7 +151,7 @@ std::optional<std::string> missing_prerequisite(const TierSpec &t, const RunOpti
       }
     }
   }
-  const auto &l = opt.layout;
+  const auto& l = opt.layout;
   if (t.needs_build_tree || t.kind == "ctest") {
     std::error_code ec;
     if (!l.build_dir || !fs::exists(*l.build_dir / "CTestTestfile.cmake", ec)) {
@@ -164,7 +164,7 @@ std::optional<std::string> missing_prerequisite(const TierSpec &t, const RunOpti
     return "needs the source tree (run from a build tree, or give --build-dir of a configured "
            "build)";
   }
-  for (const auto &f : t.files) {
+  for (const auto& f : t.files) {
     const fs::path p = l.source_dir ? *l.source_dir / f : fs::path(f);
     std::error_code ec;
     if (!fs::exists(p, ec))
@@ -178,7 +178,7 @@ std::optional<std::string> missing_prerequisite(const TierSpec &t, const RunOpti
   return std::nullopt;
 }
 
-TierResult run_tier(const TierSpec &t, RunOptions opt) {
+TierResult run_tier(const TierSpec& t, RunOptions opt) {
   TierResult r;
   r.tier = t.name;
   const auto wall0 = std::chrono::system_clock::now();
@@ -214,8 +214,8 @@ TierResult run_tier(const TierSpec &t, RunOptions opt) {
 
 namespace detail {
 
-WorkDir::WorkDir(const std::string &hint) {
-  const char *base = std::getenv("TMPDIR");
+WorkDir::WorkDir(const std::string& hint) {
+  const char* base = std::getenv("TMPDIR");
   std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-" + hint + "-XXXXXX";
   if (!::mkdtemp(templ.data())) {
     throw std::runtime_error("cannot create a work folder " + templ + " (TMPDIR?)");
@@ -230,7 +230,7 @@ WorkDir::~WorkDir() {
   fs::remove_all(path_, ec);
 }
 
-std::string tail_lines(const std::string &text, std::size_t lines) {
+std::string tail_lines(const std::string& text, std::size_t lines) {
   std::vector<std::string> all;
   std::size_t start = 0;
   while (start < text.size()) {

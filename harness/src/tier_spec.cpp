@@ -18,23 +18,23 @@ namespace {
 // rejecting keys the schema does not have (a misspelt key must not be silently ignored).
 class Reader {
 public:
-  Reader(const fs::path &file, const json &obj, std::string where)
+  Reader(const fs::path& file, const json& obj, std::string where)
       : file_(file), obj_(obj), where_(std::move(where)) {
     if (!obj_.is_object())
       fail(where_.empty() ? "the file must hold a JSON object" : "must be an object");
   }
 
-  [[noreturn]] void fail(const std::string &what) const {
+  [[noreturn]] void fail(const std::string& what) const {
     throw TierFileError(file_.string() + ": " + (where_.empty() ? "" : "'" + where_ + "' ") + what);
   }
-  [[noreturn]] void fail_key(const std::string &key, const std::string &what) const {
+  [[noreturn]] void fail_key(const std::string& key, const std::string& what) const {
     throw TierFileError(file_.string() + ": '" + path(key) + "' " + what);
   }
-  std::string path(const std::string &key) const {
+  std::string path(const std::string& key) const {
     return where_.empty() ? key : where_ + "." + key;
   }
 
-  const json *get(const std::string &key, bool required) {
+  const json* get(const std::string& key, bool required) {
     seen_.insert(key);
     const auto it = obj_.find(key);
     if (it == obj_.end()) {
@@ -44,8 +44,8 @@ public:
     }
     return &*it;
   }
-  std::string str(const std::string &key, bool required = true, bool nonempty = true) {
-    const json *v = get(key, required);
+  std::string str(const std::string& key, bool required = true, bool nonempty = true) {
+    const json* v = get(key, required);
     if (!v)
       return "";
     if (!v->is_string())
@@ -54,16 +54,16 @@ public:
       fail_key(key, "must not be empty");
     return v->get<std::string>();
   }
-  bool boolean(const std::string &key, bool fallback) {
-    const json *v = get(key, false);
+  bool boolean(const std::string& key, bool fallback) {
+    const json* v = get(key, false);
     if (!v)
       return fallback;
     if (!v->is_boolean())
       fail_key(key, "must be true or false, not " + v->dump());
     return v->get<bool>();
   }
-  std::optional<double> number(const std::string &key, bool required) {
-    const json *v = get(key, required);
+  std::optional<double> number(const std::string& key, bool required) {
+    const json* v = get(key, required);
     if (!v)
       return std::nullopt;
     if (!v->is_number() || v->get<double>() < 0) {
@@ -71,23 +71,23 @@ public:
     }
     return v->get<double>();
   }
-  std::vector<std::string> strings(const std::string &key) {
-    const json *v = get(key, false);
+  std::vector<std::string> strings(const std::string& key) {
+    const json* v = get(key, false);
     std::vector<std::string> out;
     if (!v)
       return out;
     if (!v->is_array())
       fail_key(key, "must be an array of strings");
-    for (const auto &e : *v) {
+    for (const auto& e : *v) {
       if (!e.is_string())
         fail_key(key, "must be an array of strings, holds " + e.dump());
       out.push_back(e.get<std::string>());
     }
     return out;
   }
-  const json &array(const std::string &key) {
+  const json& array(const std::string& key) {
     static const json empty = json::array();
-    const json *v = get(key, false);
+    const json* v = get(key, false);
     if (!v)
       return empty;
     if (!v->is_array())
@@ -95,22 +95,22 @@ public:
     return *v;
   }
   void no_other_keys() const {
-    for (const auto &[k, v] : obj_.items()) {
+    for (const auto& [k, v] : obj_.items()) {
       if (!seen_.count(k))
         fail_key(k, "is not a key of " + std::string(kTierSchema));
     }
   }
 
 private:
-  const fs::path &file_;
-  const json &obj_;
+  const fs::path& file_;
+  const json& obj_;
   std::string where_;
   std::set<std::string> seen_;
 };
 
 // T0 < T1 < T1s < T2 < ... < T10: by the number, then the suffix.
-bool tier_less(const std::string &a, const std::string &b) {
-  auto num = [](const std::string &s) {
+bool tier_less(const std::string& a, const std::string& b) {
+  auto num = [](const std::string& s) {
     std::size_t i = 0;
     while (i < s.size() && !(s[i] >= '0' && s[i] <= '9'))
       ++i;
@@ -125,23 +125,23 @@ bool tier_less(const std::string &a, const std::string &b) {
 
 } // namespace
 
-const std::vector<std::string> &tier_kinds() {
+const std::vector<std::string>& tier_kinds() {
   static const std::vector<std::string> k = {"ctest",   "replay",  "truth",
                                              "command", "package", "mutants"};
   return k;
 }
 
-TierSpec load_tier_file(const fs::path &file) {
+TierSpec load_tier_file(const fs::path& file) {
   std::string text;
   try {
     text = reports::read_file_bytes(file);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     throw TierFileError(e.what());
   }
   json j;
   try {
     j = reports::parse_json_text(text, file.string());
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     throw TierFileError(e.what());
   }
   Reader top(file, j, "");
@@ -171,12 +171,12 @@ TierSpec load_tier_file(const fs::path &file) {
   t.budget_data_mib = budget.number("data_mib", false);
   budget.no_other_keys();
 
-  const json &run = *top.get("run", true);
+  const json& run = *top.get("run", true);
   Reader runr(file, run, "run");
   t.kind = runr.str("kind");
   if (std::find(tier_kinds().begin(), tier_kinds().end(), t.kind) == tier_kinds().end()) {
     std::string known;
-    for (const auto &k : tier_kinds())
+    for (const auto& k : tier_kinds())
       known += (known.empty() ? "" : ", ") + k;
     runr.fail_key("kind", "is '" + t.kind + "', not one of " + known);
   }
@@ -187,13 +187,13 @@ TierSpec load_tier_file(const fs::path &file) {
   t.needs_source_tree = needs.boolean("source_tree", false);
   t.files = needs.strings("files");
   t.commands = needs.strings("commands");
-  for (const auto &e : needs.array("env")) {
+  for (const auto& e : needs.array("env")) {
     Reader er(file, e, "needs.env[]");
     EnvNeed n{er.str("name"), er.str("what")};
     er.no_other_keys();
     t.env.push_back(n);
   }
-  for (const auto &d : needs.array("devices")) {
+  for (const auto& d : needs.array("devices")) {
     Reader dr(file, d, "needs.devices[]");
     DeviceNeed n{dr.str("kind"), dr.str("name", false, false), dr.str("why")};
     if (n.kind != "cuda")
@@ -206,13 +206,13 @@ TierSpec load_tier_file(const fs::path &file) {
   return t;
 }
 
-std::vector<TierSpec> load_tiers(const fs::path &dir) {
+std::vector<TierSpec> load_tiers(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw TierFileError(dir.string() + ": no tier folder there (use --tiers DIR)");
   }
   std::vector<TierSpec> tiers;
-  for (const auto &e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_regular_file() && e.path().extension() == ".json") {
       tiers.push_back(load_tier_file(e.path()));
     }
@@ -220,17 +220,17 @@ std::vector<TierSpec> load_tiers(const fs::path &dir) {
   if (tiers.empty())
     throw TierFileError(dir.string() + ": holds no tier file (*.json)");
   std::sort(tiers.begin(), tiers.end(),
-            [](const TierSpec &a, const TierSpec &b) { return tier_less(a.name, b.name); });
+            [](const TierSpec& a, const TierSpec& b) { return tier_less(a.name, b.name); });
   return tiers;
 }
 
-const TierSpec &find_tier(const std::vector<TierSpec> &tiers, const std::string &name) {
-  for (const auto &t : tiers) {
+const TierSpec& find_tier(const std::vector<TierSpec>& tiers, const std::string& name) {
+  for (const auto& t : tiers) {
     if (t.name == name)
       return t;
   }
   std::string known;
-  for (const auto &t : tiers)
+  for (const auto& t : tiers)
     known += (known.empty() ? "" : ", ") + t.name;
   throw TierFileError("tier '" + name + "' is not declared (known: " + known + ")");
 }

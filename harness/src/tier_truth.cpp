@@ -21,7 +21,7 @@ namespace mmaemu::harness {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-TreeSnapshot snapshot_tree(const fs::path &dir) {
+TreeSnapshot snapshot_tree(const fs::path& dir) {
   TreeSnapshot snap;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
@@ -43,9 +43,9 @@ TreeSnapshot snapshot_tree(const fs::path &dir) {
   return snap;
 }
 
-std::vector<std::string> diff_snapshots(const TreeSnapshot &before, const TreeSnapshot &after) {
+std::vector<std::string> diff_snapshots(const TreeSnapshot& before, const TreeSnapshot& after) {
   std::vector<std::string> out;
-  for (const auto &[path, e] : before) {
+  for (const auto& [path, e] : before) {
     const auto it = after.find(path);
     if (it == after.end()) {
       out.push_back("removed: " + path);
@@ -55,7 +55,7 @@ std::vector<std::string> diff_snapshots(const TreeSnapshot &before, const TreeSn
                     (e.mtime_ns == it->second.mtime_ns ? "same" : "changed") + ")");
     }
   }
-  for (const auto &[path, e] : after) {
+  for (const auto& [path, e] : after) {
     if (!before.count(path))
       out.push_back("added: " + path);
   }
@@ -64,7 +64,7 @@ std::vector<std::string> diff_snapshots(const TreeSnapshot &before, const TreeSn
 
 namespace {
 
-bool is_inside(const fs::path &inner, const fs::path &outer) {
+bool is_inside(const fs::path& inner, const fs::path& outer) {
   std::error_code ec;
   const fs::path a = fs::weakly_canonical(inner, ec);
   const fs::path b = fs::weakly_canonical(outer, ec);
@@ -94,8 +94,8 @@ std::string pad(std::string s, std::size_t w, bool right = false) {
 
 } // namespace
 
-void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const RunOptions &opt,
-                      TierResult &r) {
+void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const RunOptions& opt,
+                      TierResult& r) {
   if (is_inside(out_dir, truth_dir)) {
     throw ValueError("--out: '" + out_dir.string() + "' is inside MMAEMU_TRUTH_DIR (" +
                      truth_dir.string() + "); T2 never writes into the truth");
@@ -113,7 +113,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
   json man;
   try {
     man = reports::read_json_file(manifest);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     r.verdict = Outcome::error;
     r.reason = e.what();
     return;
@@ -123,7 +123,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
   // 2. The recordings: those the manifest lists (with their sha256), else every *.h5.
   std::vector<std::pair<std::string, std::string>> listed; // path, expected sha256 ("" = none)
   if (man.is_object() && man.contains("recordings") && man["recordings"].is_array()) {
-    for (const auto &e : man["recordings"]) {
+    for (const auto& e : man["recordings"]) {
       if (e.is_string()) {
         listed.emplace_back(e.get<std::string>(), "");
       } else if (e.is_object() && e.contains("path") && e["path"].is_string()) {
@@ -134,7 +134,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
       }
     }
   } else {
-    for (const auto &[path, entry] : before) {
+    for (const auto& [path, entry] : before) {
       if (fs::path(path).extension() == ".h5")
         listed.emplace_back(path, "");
     }
@@ -145,7 +145,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
   if (opt.progress)
     opt.progress->begin(listed.size(), "truth recordings");
   std::size_t done = 0;
-  for (const auto &[rel, expected_sha] : listed) {
+  for (const auto& [rel, expected_sha] : listed) {
     RecordingRow row;
     row.path = rel;
     const fs::path f = truth_dir / rel;
@@ -167,7 +167,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
     recordings::Recording rec;
     try {
       rec = recordings::read_recording(f);
-    } catch (const recordings::RecordingError &e) {
+    } catch (const recordings::RecordingError& e) {
       row.status = "unreadable";
       r.add({rel, Outcome::error, 0, e.what()});
       rows.push_back(row);
@@ -177,7 +177,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
     const std::size_t sets_before = r.sets.size();
     const detail::SetCounts c = detail::replay_recording(rec, rel, row.sha256, opt.shard, r);
     for (std::size_t k = sets_before; k < r.sets.size(); ++k) {
-      const json &line = r.sets[k];
+      const json& line = r.sets[k];
       row.cases += line.value("cases", std::size_t{0});
       row.matched += line.value("passed", std::size_t{0});
       row.errors += line.value("errors", std::size_t{0});
@@ -215,10 +215,10 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
   std::string manifest_after;
   try {
     manifest_after = recordings::sha256_file(manifest);
-  } catch (const std::exception &) {
+  } catch (const std::exception&) {
     manifest_after = "(unreadable)";
   }
-  const char *pin = std::getenv("MMAEMU_TRUTH_MANIFEST_SHA256");
+  const char* pin = std::getenv("MMAEMU_TRUTH_MANIFEST_SHA256");
   std::string pin_msg = "manifest.json sha256 " + manifest_sha;
   Outcome pin_outcome = manifest_after == manifest_sha ? Outcome::pass : Outcome::fail;
   if (pin_outcome == Outcome::fail)
@@ -234,10 +234,10 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
   if (opt.compare) {
     try {
       const json prev = reports::read_json_file(*opt.compare);
-      for (const auto &row : prev.value("recordings", json::array())) {
+      for (const auto& row : prev.value("recordings", json::array())) {
         previous[row.value("path", "")] = row.value("matched", std::size_t{0});
       }
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
       throw ValueError(std::string("--compare: ") + e.what());
     }
   }
@@ -253,7 +253,7 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
       std::string(opt.compare ? " prev | delta |" : "") +
       " status |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" +
       std::string(opt.compare ? " ---: | ---: |" : "") + " --- |\n";
-  for (const auto &row : rows) {
+  for (const auto& row : rows) {
     zero_sign += row.zero_sign;
     nan_payload += row.nan_payload;
     value += row.value;
@@ -352,9 +352,9 @@ void run_truth_replay(const fs::path &truth_dir, const fs::path &out_dir, const 
 
 namespace detail {
 
-void run_truth_kind(const TierSpec &t, const RunOptions &opt, TierResult &r) {
+void run_truth_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const std::string var = t.run.value("env", std::string("MMAEMU_TRUTH_DIR"));
-  const char *v = std::getenv(var.c_str());
+  const char* v = std::getenv(var.c_str());
   if (!v || !*v) {
     r.verdict = Outcome::unsupported;
     r.reason = "needs " + var + " (the hardware ground truth); it is not set";

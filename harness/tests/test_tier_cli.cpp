@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using tiertest::run_mmaemu;
 
-std::size_t count_files(const fs::path &dir) {
+std::size_t count_files(const fs::path& dir) {
   std::size_t n = 0;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
@@ -50,7 +50,7 @@ protected:
 TEST_F(TierCli, ListShowsEveryTierAndWhyItCannotRunHere) {
   const auto r = run_mmaemu({"tier", "list"}, {}, tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char *t : {"T0 ", "T1 ", "T1s", "T2 ", "T3 ", "T3p", "T4 ", "T6 ", "T7 "}) {
+  for (const char* t : {"T0 ", "T1 ", "T1s", "T2 ", "T3 ", "T3p", "T4 ", "T6 ", "T7 "}) {
     EXPECT_NE(r.out.find(t), std::string::npos) << t << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("MMAEMU_TRUTH_DIR"), std::string::npos) << r.out;
@@ -74,7 +74,7 @@ TEST_F(TierCli, T1PassesWritesAnUnsignedCanonicalLogAndJunit) {
   EXPECT_EQ(j["signed"], false);
   EXPECT_EQ(j["verdict"], "PASS");
   EXPECT_EQ(j["format"], "mmaemu-validation-log/1");
-  for (const char *key : {"mmaemu", "git", "command_line", "host", "gpu", "environment", "inputs",
+  for (const char* key : {"mmaemu", "git", "command_line", "host", "gpu", "environment", "inputs",
                           "seeds", "cases", "sets", "totals", "durations", "tier_file"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -171,7 +171,7 @@ TEST_F(TierCli, BadInputIsExitTwoWithoutAnyLog) {
 }
 
 TEST_F(TierCli, ShardLogsMergeAndTheMergedLogIsSigned) {
-  for (const char *s : {"1/2", "2/2"}) {
+  for (const char* s : {"1/2", "2/2"}) {
     ASSERT_EQ(run_mmaemu({"tier", "run", "T1", "--shard", s, "--log-dir", logs.string()}, signing())
                   .status,
               0);
@@ -184,7 +184,7 @@ TEST_F(TierCli, ShardLogsMergeAndTheMergedLogIsSigned) {
   EXPECT_EQ(merged["verdict"], "PASS");
   EXPECT_TRUE(merged["shard"].is_null());
   EXPECT_EQ(merged["merged_from"].size(), 2u);
-  for (const auto &s : merged["sets"]) {
+  for (const auto& s : merged["sets"]) {
     EXPECT_EQ(s["outcomes"].get<std::string>().size(), s["cases_total"].get<std::size_t>());
   }
   EXPECT_EQ(run_mmaemu({"report", "verify", logs.string(), "--keys", keys.string()}).status, 0);

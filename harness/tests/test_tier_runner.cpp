@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-RunOptions options_for(const fs::path &recordings = tiertest::committed_recordings()) {
+RunOptions options_for(const fs::path& recordings = tiertest::committed_recordings()) {
   RunOptions o;
   o.layout.exe = MMAEMU_BIN;
   o.layout.origin = "build tree";
@@ -32,8 +32,8 @@ RunOptions options_for(const fs::path &recordings = tiertest::committed_recordin
 
 class ScopedUnset {
 public:
-  explicit ScopedUnset(const char *name) : name_(name) {
-    if (const char *v = std::getenv(name))
+  explicit ScopedUnset(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name))
       old_ = v;
     ::unsetenv(name);
   }
@@ -43,7 +43,7 @@ public:
   }
 
 private:
-  const char *name_;
+  const char* name_;
   std::string old_;
 };
 
@@ -59,7 +59,7 @@ TEST(TierRunner, T2WithoutTruthIsUnsupportedNamingTheVariable) {
 TEST(TierRunner, GpuTiersWithoutADeviceAreUnsupportedNamingTheCudaDevice) {
   if (probe_cuda().available)
     GTEST_SKIP() << "this machine has a CUDA device";
-  for (const char *name : {"T3", "T3p"}) {
+  for (const char* name : {"T3", "T3p"}) {
     const TierResult r = run_tier(tiertest::committed_tier(name), options_for());
     EXPECT_EQ(r.verdict, Outcome::unsupported) << name;
     EXPECT_NE(r.reason.find("needs a CUDA device"), std::string::npos) << r.reason;
@@ -132,11 +132,11 @@ TEST(TierRunner, CtestTiersNeedABuildTree) {
 // A build tree of hand-written ctest declarations: no CMake run needed.
 class FakeCtest : public ::testing::Test {
 protected:
-  void write(const std::string &tests) {
+  void write(const std::string& tests) {
     tiertest::spit(dir / "CTestTestfile.cmake", tests);
     opt.layout.build_dir = dir.path();
   }
-  TierSpec spec(const std::vector<std::string> &labels) {
+  TierSpec spec(const std::vector<std::string>& labels) {
     TierSpec t;
     t.name = "Tx";
     t.kind = "ctest";
@@ -149,7 +149,7 @@ protected:
   RunOptions opt = options_for();
 };
 
-const char *kFourTests = R"(add_test(a "/bin/true")
+const char* kFourTests = R"(add_test(a "/bin/true")
 set_tests_properties(a PROPERTIES LABELS "unit")
 add_test(b "/bin/true")
 set_tests_properties(b PROPERTIES LABELS "unit")
@@ -198,7 +198,7 @@ TEST_F(FakeCtest, ShardsPartitionTheTests) {
   std::vector<std::string> ids;
   for (std::size_t k = 1; k <= 2; ++k) {
     opt.shard = parse_shard(std::to_string(k) + "/2");
-    for (const auto &c : run_tier(spec({"unit", "slow"}), opt).cases)
+    for (const auto& c : run_tier(spec({"unit", "slow"}), opt).cases)
       ids.push_back(c.id);
   }
   std::sort(ids.begin(), ids.end());
@@ -209,7 +209,7 @@ TEST(ReplayTier, TheCommittedRecordingsPassCaseByCase) {
   const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for());
   EXPECT_EQ(r.verdict, Outcome::pass) << r.reason;
   std::size_t cases = 0;
-  for (const auto &s : r.sets) {
+  for (const auto& s : r.sets) {
     const std::string letters = s["outcomes"];
     EXPECT_EQ(letters.size(), s["cases_total"].get<std::size_t>());
     EXPECT_EQ(letters.find_first_not_of('P'), std::string::npos);
@@ -218,7 +218,7 @@ TEST(ReplayTier, TheCommittedRecordingsPassCaseByCase) {
   EXPECT_GE(cases, 10000u);
   EXPECT_EQ(r.total(Outcome::pass), cases + 1); // + the data budget check
   EXPECT_FALSE(r.inputs.empty());
-  for (const auto &in : r.inputs)
+  for (const auto& in : r.inputs)
     EXPECT_EQ(in.sha256.size(), 64u);
 }
 
@@ -267,7 +267,7 @@ TEST(ReplayTier, ATamperedExpectationFailsWithItsCaseId) {
   EXPECT_EQ(r.verdict, Outcome::fail);
   ASSERT_EQ(r.total(Outcome::fail), 1u);
   const auto bad = std::find_if(r.cases.begin(), r.cases.end(),
-                                [](const TierCase &c) { return c.outcome == Outcome::fail; });
+                                [](const TierCase& c) { return c.outcome == Outcome::fail; });
   ASSERT_NE(bad, r.cases.end());
   EXPECT_EQ(bad->id, "tampered.h5:" + rec.mma[0].ids[7]);
   EXPECT_NE(bad->message.find("[value]"), std::string::npos) << bad->message;

@@ -13,16 +13,16 @@
 namespace mmaemu::harness {
 namespace {
 
-std::string message_of(const std::function<void()> &f) {
+std::string message_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     return e.what();
   }
   return "(no exception)";
 }
 
-const char *kGood = R"({
+const char* kGood = R"({
   "schema": "mmaemu-tier/1",
   "name": "T9",
   "title": "test",
@@ -37,11 +37,11 @@ const char *kGood = R"({
 TEST(TierSpec, EveryCommittedTierLoadsInTierOrder) {
   const auto tiers = load_tiers(tiertest::committed_tiers());
   std::vector<std::string> names;
-  for (const auto &t : tiers)
+  for (const auto& t : tiers)
     names.push_back(t.name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"T0", "T1", "T1s", "T2", "T3", "T3p", "T4", "T6", "T7"}));
-  for (const auto &t : tiers) {
+  for (const auto& t : tiers) {
     EXPECT_FALSE(t.purpose.empty()) << t.name;
     EXPECT_GT(t.budget_seconds, 0) << t.name;
     EXPECT_EQ(t.file_sha256.size(), 64u) << t.name;
@@ -75,7 +75,7 @@ TEST(TierSpec, SchemaViolationsNameTheKey) {
   tiertest::spit(dir / "T9.json", text);
   EXPECT_EQ(load_tier_file(dir / "T9.json").kind, "replay");
 
-  auto with = [&](const std::string &from, const std::string &to) {
+  auto with = [&](const std::string& from, const std::string& to) {
     std::string t = kGood;
     t.replace(t.find(from), from.size(), to);
     tiertest::spit(dir / "T9.json", t);
@@ -109,7 +109,7 @@ TEST(Shard, ParsesKOverNAndRejectsTheRestNamingTheOption) {
   EXPECT_TRUE(s.selects(1));
   EXPECT_TRUE(s.selects(6));
   EXPECT_FALSE(s.selects(2));
-  for (const char *bad : {"0/4", "5/4", "1/0", "x/4", "1-4", "1/", "/4", "-1/4", "1/4x"}) {
+  for (const char* bad : {"0/4", "5/4", "1/0", "x/4", "1-4", "1/", "/4", "-1/4", "1/4x"}) {
     const std::string m = message_of([&] { parse_shard(bad); });
     EXPECT_NE(m.find("--shard: '" + std::string(bad) + "'"), std::string::npos) << m;
   }

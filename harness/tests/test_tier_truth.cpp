@@ -27,7 +27,7 @@ constexpr reftest::Params kHopper{32, 13, 13, false, -133};
 // K = 64 random finite E4M3 codes per case, c = +0 (wgmma zeroes the accumulator); the
 // expected bits from the binary64 reference chain. Case 0 multiplies zeros: +0 by the
 // chain's rule. Case 1 has a NaN operand: the canonical NaN 0x7FFFFFFF (docs/semantics.md).
-recordings::MmaBatch synthetic_batch(const std::string &name, unsigned seed) {
+recordings::MmaBatch synthetic_batch(const std::string& name, unsigned seed) {
   recordings::MmaBatch b;
   b.name = name;
   b.preset = "hopper";
@@ -85,7 +85,7 @@ protected:
   }
   void write_manifest(bool with_sha = true) {
     json m = {{"format", "test-truth"}, {"recordings", json::array()}};
-    for (const char *p : {"synthetic.h5", "sub/H100_E4M3.h5"}) {
+    for (const char* p : {"synthetic.h5", "sub/H100_E4M3.h5"}) {
       json e = {{"path", p}};
       if (with_sha)
         e["sha256"] = recordings::sha256_file(truth / p);
@@ -93,7 +93,7 @@ protected:
     }
     tiertest::spit(truth / "manifest.json", m.dump(2));
   }
-  void rewrite_synthetic(const std::function<void(recordings::Recording &)> &edit) {
+  void rewrite_synthetic(const std::function<void(recordings::Recording&)>& edit) {
     auto rec = recordings::read_recording(truth / "synthetic.h5");
     edit(rec);
     fs::remove(truth / "synthetic.h5");
@@ -126,7 +126,7 @@ TEST_F(Truth, AMatchingTruthPassesAndIsLeftExactlyAsItWas) {
 }
 
 TEST_F(Truth, ZeroSignAndNanPayloadMismatchesAreCountedAndFail) {
-  rewrite_synthetic([](recordings::Recording &rec) {
+  rewrite_synthetic([](recordings::Recording& rec) {
     rec.mma[0].expect[0] = 0x80000000u; // -0 where the chain gives +0
     rec.mma[0].expect[1] = 0x7FC00000u; // another NaN than the canonical one
     rec.mma[1].expect[3] ^= 0x10u;      // a value
@@ -141,7 +141,7 @@ TEST_F(Truth, ZeroSignAndNanPayloadMismatchesAreCountedAndFail) {
   EXPECT_EQ(r["totals"]["nan_payload"], 1);
   EXPECT_EQ(r["totals"]["value"], 1);
   EXPECT_EQ(r["checks"]["zero_sign_is_0"], false);
-  const json &syn = r["recordings"][1]; // sorted: "sub/..." < "synthetic.h5"
+  const json& syn = r["recordings"][1]; // sorted: "sub/..." < "synthetic.h5"
   EXPECT_EQ(syn["path"], "synthetic.h5");
   EXPECT_EQ(syn["mismatches"].size(), 3u);
 }
@@ -177,7 +177,7 @@ TEST_F(Truth, APinnedManifestSha256MustMatch) {
 }
 
 TEST_F(Truth, ExpectedErrorsMustBeReproducedByExactClass) {
-  rewrite_synthetic([](recordings::Recording &rec) {
+  rewrite_synthetic([](recordings::Recording& rec) {
     rec.mma[1].preset = "sm_120"; // refused by the emulator with ValueError
     rec.mma[1].attrs["expect_error"] = "ValueError";
   });
@@ -186,7 +186,7 @@ TEST_F(Truth, ExpectedErrorsMustBeReproducedByExactClass) {
   EXPECT_EQ(result.verdict, Outcome::pass) << result.reason;
   EXPECT_EQ(replay_json()["recordings"][1]["expected_errors_reproduced"], 40);
 
-  rewrite_synthetic([](recordings::Recording &rec) {
+  rewrite_synthetic([](recordings::Recording& rec) {
     rec.mma[1].attrs["expect_error"] = "ReferenceRejectsError";
   });
   TierResult again;
@@ -199,7 +199,7 @@ TEST_F(Truth, ExpectedErrorsMustBeReproducedByExactClass) {
 }
 
 TEST_F(Truth, OutOfScopeSetsAreListedNotCountedAsPass) {
-  rewrite_synthetic([](recordings::Recording &rec) {
+  rewrite_synthetic([](recordings::Recording& rec) {
     rec.mma[1].attrs["scope"] = "out";
     rec.mma[1].attrs["scope_reason"] = "bias";
   });

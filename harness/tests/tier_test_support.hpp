@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 class TempDir {
 public:
   TempDir() {
-    const char *base = std::getenv("TMPDIR");
+    const char* base = std::getenv("TMPDIR");
     std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-tiertest-XXXXXX";
     if (!::mkdtemp(templ.data()))
       throw std::runtime_error("mkdtemp failed: " + templ);
@@ -32,21 +32,21 @@ public:
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const fs::path &path() const { return path_; }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
 
 private:
   fs::path path_;
 };
 
-inline std::string slurp(const fs::path &p) {
+inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-inline void spit(const fs::path &p, const std::string &content) {
+inline void spit(const fs::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << content;
 }
@@ -61,7 +61,7 @@ inline fs::path committed_recordings() {
   return source_dir() / "recordings" / "data";
 }
 
-inline mmaemu::harness::TierSpec committed_tier(const std::string &name) {
+inline mmaemu::harness::TierSpec committed_tier(const std::string& name) {
   return mmaemu::harness::load_tier_file(committed_tiers() / (name + ".json"));
 }
 
@@ -73,9 +73,9 @@ struct CliResult {
 // Runs the built mmaemu with `args` and an environment: `set` added, `unset` removed, and
 // MMAEMU_SIGNING_KEY, MMAEMU_LOG_DIR and MMAEMU_TRUTH_DIR removed unless set explicitly, so
 // that the caller's shell never leaks in. stdout and stderr are kept apart.
-inline CliResult run_mmaemu(const std::vector<std::string> &args,
-                            const std::map<std::string, std::string> &set = {},
-                            const std::string &cwd = "") {
+inline CliResult run_mmaemu(const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& set = {},
+                            const std::string& cwd = "") {
   TempDir io;
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" >\"$OUT\" 2>\"$ERR\"", "sh",
                                    MMAEMU_BIN};
@@ -84,7 +84,7 @@ inline CliResult run_mmaemu(const std::vector<std::string> &args,
   po.set_env = set;
   po.set_env["OUT"] = (io / "out").string();
   po.set_env["ERR"] = (io / "err").string();
-  for (const char *v : {"MMAEMU_SIGNING_KEY", "MMAEMU_LOG_DIR", "MMAEMU_TRUTH_DIR",
+  for (const char* v : {"MMAEMU_SIGNING_KEY", "MMAEMU_LOG_DIR", "MMAEMU_TRUTH_DIR",
                         "MMAEMU_TRUTH_MANIFEST_SHA256"}) {
     if (!set.count(v))
       po.unset_env.push_back(v);

@@ -7,16 +7,16 @@
 
 namespace mmaemu::reports {
 
-std::string canonical_dump(const nlohmann::json &value) {
+std::string canonical_dump(const nlohmann::json& value) {
   // ensure_ascii keeps the bytes independent of how a reader decodes them; strict UTF-8
   // handling throws on invalid sequences instead of writing bytes no parser accepts.
   return value.dump(2, ' ', true, nlohmann::json::error_handler_t::strict) + "\n";
 }
 
-nlohmann::json parse_json_text(const std::string &text, const std::string &where) {
+nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error &e) {
+  } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based: the position of the offending character.
     std::size_t line = 1, column = 1;
     const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
@@ -37,7 +37,7 @@ nlohmann::json parse_json_text(const std::string &text, const std::string &where
   }
 }
 
-std::string read_file_bytes(const std::filesystem::path &path) {
+std::string read_file_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::runtime_error(path.string() + ": cannot be read");
@@ -48,7 +48,7 @@ std::string read_file_bytes(const std::filesystem::path &path) {
   return s.str();
 }
 
-nlohmann::json read_json_file(const std::filesystem::path &path) {
+nlohmann::json read_json_file(const std::filesystem::path& path) {
   return parse_json_text(read_file_bytes(path), path.string());
 }
 

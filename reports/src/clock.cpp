@@ -7,7 +7,7 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string format_utc(std::chrono::system_clock::time_point t, const char *fmt) {
+std::string format_utc(std::chrono::system_clock::time_point t, const char* fmt) {
   const std::time_t tt = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
   ::gmtime_r(&tt, &tm);
@@ -26,7 +26,7 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t) {
   return format_utc(t, "%Y-%m-%dT%H:%M:%SZ");
 }
 
-bool is_date(const std::string &d) {
+bool is_date(const std::string& d) {
   if (d.size() != 10 || d[4] != '-' || d[7] != '-')
     return false;
   for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {

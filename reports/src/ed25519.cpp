@@ -32,28 +32,28 @@ std::string openssl_error() {
   return buf;
 }
 
-std::shared_ptr<EVP_PKEY> own(EVP_PKEY *p) {
+std::shared_ptr<EVP_PKEY> own(EVP_PKEY* p) {
   return {p, EVP_PKEY_free};
 }
 
 struct BioFree {
-  void operator()(BIO *b) const { BIO_free(b); }
+  void operator()(BIO* b) const { BIO_free(b); }
 };
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 
 struct MdCtxFree {
-  void operator()(EVP_MD_CTX *c) const { EVP_MD_CTX_free(c); }
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };
 using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 
-std::string bio_text(BIO *b) {
-  char *data = nullptr;
+std::string bio_text(BIO* b) {
+  char* data = nullptr;
   const long n = BIO_get_mem_data(b, &data);
   return n > 0 ? std::string(data, static_cast<std::size_t>(n)) : std::string();
 }
 
-std::string read_small_file(const fs::path &path, const char *what) {
-  FILE *f = std::fopen(path.c_str(), "rb");
+std::string read_small_file(const fs::path& path, const char* what) {
+  FILE* f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw SigningError(path.string() + ": " + what + " cannot be read");
   std::string s;
@@ -66,7 +66,7 @@ std::string read_small_file(const fs::path &path, const char *what) {
 }
 
 // Creates `path` with `mode` (failing if it exists), writing it under a temporary name first.
-void write_new_file(const fs::path &path, const std::string &content, mode_t mode) {
+void write_new_file(const fs::path& path, const std::string& content, mode_t mode) {
   static std::atomic<unsigned> counter{0};
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." +
@@ -74,7 +74,7 @@ void write_new_file(const fs::path &path, const std::string &content, mode_t mod
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0)
     throw SigningError(path.string() + ": cannot be written (" + std::strerror(errno) + ")");
-  const char *p = content.data();
+  const char* p = content.data();
   std::size_t left = content.size();
   bool ok = true;
   while (left > 0) {
@@ -104,14 +104,14 @@ void write_new_file(const fs::path &path, const std::string &content, mode_t mod
 
 } // namespace
 
-fs::path public_key_path(const fs::path &private_key) {
+fs::path public_key_path(const fs::path& private_key) {
   fs::path p = private_key;
   if (p.extension() == ".pem")
     return p.replace_extension(".pub");
   return fs::path(p.string() + ".pub");
 }
 
-KeyFiles generate_key(const fs::path &private_key) {
+KeyFiles generate_key(const fs::path& private_key) {
   KeyFiles files{private_key, public_key_path(private_key)};
   if (files.public_key == files.private_key) {
     throw SigningError(private_key.string() + ": a private key must not end in .pub");
@@ -122,7 +122,7 @@ KeyFiles generate_key(const fs::path &private_key) {
         (fs::exists(files.private_key, ec) ? files.private_key : files.public_key).string() +
         ": exists; refusing to overwrite a key file");
   }
-  EVP_PKEY *raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  EVP_PKEY* raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   if (!raw)
     throw SigningError("Ed25519 key generation failed: " + openssl_error());
   const Key key(own(raw));
@@ -142,10 +142,10 @@ KeyFiles generate_key(const fs::path &private_key) {
   return files;
 }
 
-Key load_private_key(const fs::path &path) {
+Key load_private_key(const fs::path& path) {
   const std::string pem = read_small_file(path, "private key");
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY *raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
   if (!raw) {
     ERR_clear_error();
     throw SigningError(path.string() + ": not a PEM private key");
@@ -157,10 +157,10 @@ Key load_private_key(const fs::path &path) {
   return key;
 }
 
-Key load_public_key(const fs::path &path) {
+Key load_public_key(const fs::path& path) {
   const std::string pem = read_small_file(path, "public key");
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY *raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
+  EVP_PKEY* raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
   if (!raw) {
     ERR_clear_error();
     throw SigningError(path.string() + ": not a PEM public key");
@@ -172,8 +172,8 @@ Key load_public_key(const fs::path &path) {
   return key;
 }
 
-std::string fingerprint(const Key &key) {
-  unsigned char *der = nullptr;
+std::string fingerprint(const Key& key) {
+  unsigned char* der = nullptr;
   const int n = i2d_PUBKEY(key.get(), &der);
   if (n <= 0)
     throw SigningError("cannot encode the public key: " + openssl_error());
@@ -183,7 +183,7 @@ std::string fingerprint(const Key &key) {
   OPENSSL_free(der);
   if (ok != 1)
     throw SigningError("sha256 failed: " + openssl_error());
-  static const char *hex = "0123456789abcdef";
+  static const char* hex = "0123456789abcdef";
   std::string out = "sha256:";
   for (unsigned i = 0; i < md_len; ++i) {
     out += hex[md[i] >> 4];
@@ -192,7 +192,7 @@ std::string fingerprint(const Key &key) {
   return out;
 }
 
-std::string public_key_pem(const Key &key) {
+std::string public_key_pem(const Key& key) {
   BioPtr pub(BIO_new(BIO_s_mem()));
   if (!pub || PEM_write_bio_PUBKEY(pub.get(), key.get()) != 1) {
     throw SigningError("cannot encode the public key: " + openssl_error());
@@ -200,23 +200,22 @@ std::string public_key_pem(const Key &key) {
   return bio_text(pub.get());
 }
 
-std::string sign_bytes(const Key &private_key, std::string_view message) {
+std::string sign_bytes(const Key& private_key, std::string_view message) {
   MdCtxPtr ctx(EVP_MD_CTX_new());
   if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key.get()) != 1) {
     throw SigningError("cannot start signing: " + openssl_error());
   }
   std::size_t len = kSignatureBytes;
   std::string sig(kSignatureBytes, '\0');
-  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char *>(sig.data()), &len,
-                     reinterpret_cast<const unsigned char *>(message.data()),
-                     message.size()) != 1 ||
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len,
+                     reinterpret_cast<const unsigned char*>(message.data()), message.size()) != 1 ||
       len != kSignatureBytes) {
     throw SigningError("signing failed: " + openssl_error());
   }
   return sig;
 }
 
-bool verify_bytes(const Key &public_key, std::string_view message, std::string_view signature) {
+bool verify_bytes(const Key& public_key, std::string_view message, std::string_view signature) {
   if (signature.size() != kSignatureBytes)
     return false;
   MdCtxPtr ctx(EVP_MD_CTX_new());
@@ -225,8 +224,8 @@ bool verify_bytes(const Key &public_key, std::string_view message, std::string_v
     return false;
   }
   const int r = EVP_DigestVerify(
-      ctx.get(), reinterpret_cast<const unsigned char *>(signature.data()), signature.size(),
-      reinterpret_cast<const unsigned char *>(message.data()), message.size());
+      ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
+      reinterpret_cast<const unsigned char*>(message.data()), message.size());
   ERR_clear_error();
   return r == 1;
 }

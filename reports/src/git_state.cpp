@@ -10,7 +10,7 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string shell_quote(const std::string &s) {
+std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
     if (c == '\'') {
@@ -23,8 +23,8 @@ std::string shell_quote(const std::string &s) {
 }
 
 // Runs `cmd` through the shell; returns its stdout, or nothing if it exits non-zero.
-std::optional<std::string> capture(const std::string &cmd) {
-  FILE *p = ::popen(cmd.c_str(), "r");
+std::optional<std::string> capture(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
   if (!p)
     return std::nullopt;
   std::string out;
@@ -38,13 +38,13 @@ std::optional<std::string> capture(const std::string &cmd) {
   return out;
 }
 
-nlohmann::json unknown(const std::string &why) {
+nlohmann::json unknown(const std::string& why) {
   return {{"commit", "unknown"}, {"dirty", nullptr}, {"reason", why}};
 }
 
 } // namespace
 
-nlohmann::json git_state(const std::optional<std::filesystem::path> &source_dir) {
+nlohmann::json git_state(const std::optional<std::filesystem::path>& source_dir) {
   if (!source_dir)
     return unknown("no source tree (installed binary)");
   const std::string git = "git -C " + shell_quote(source_dir->string()) + " ";

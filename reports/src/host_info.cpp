@@ -37,7 +37,7 @@ std::string short_hostname() {
   std::string h(buf);
   if (const auto dot = h.find('.'); dot != std::string::npos)
     h.resize(dot);
-  for (char &c : h) {
+  for (char& c : h) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '-' || c == '_';
     if (!ok)

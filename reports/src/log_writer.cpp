@@ -26,7 +26,7 @@ std::string errno_text(int e) {
 // A complete file under a hidden temporary name in `dir`; removed by the destructor.
 class TempFile {
 public:
-  TempFile(const fs::path &dir, const std::string &hint, const std::string &content) {
+  TempFile(const fs::path& dir, const std::string& hint, const std::string& content) {
     path_ = dir /
             ("." + hint + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++));
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -35,7 +35,7 @@ public:
       path_.clear();
       throw LogWriteError(dir.string() + ": cannot create a file there (" + errno_text(e) + ")");
     }
-    const char *p = content.data();
+    const char* p = content.data();
     std::size_t left = content.size();
     int err = 0;
     while (left > 0) {
@@ -63,16 +63,16 @@ public:
     if (!path_.empty())
       ::unlink(path_.c_str());
   }
-  TempFile(const TempFile &) = delete;
-  TempFile &operator=(const TempFile &) = delete;
-  const fs::path &path() const { return path_; }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const fs::path& path() const { return path_; }
 
 private:
   fs::path path_;
 };
 
 // Gives `tmp` the name `target` unless `target` exists. Returns false if it exists.
-bool link_new(const fs::path &tmp, const fs::path &target) {
+bool link_new(const fs::path& tmp, const fs::path& target) {
   if (::link(tmp.c_str(), target.c_str()) == 0)
     return true;
   const int e = errno;
@@ -100,7 +100,7 @@ bool link_new(const fs::path &tmp, const fs::path &target) {
 
 } // namespace
 
-fs::path prepare_log_dir(const fs::path &root, const std::string &date) {
+fs::path prepare_log_dir(const fs::path& root, const std::string& date) {
   const fs::path dir = root / date;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -112,22 +112,22 @@ fs::path prepare_log_dir(const fs::path &root, const std::string &date) {
   // mounts, root squash, ACLs).
   try {
     TempFile probe(dir, "probe", "");
-  } catch (const LogWriteError &e) {
+  } catch (const LogWriteError& e) {
     throw LogWriteError("log folder '" + dir.string() + "' is not writable (" + e.what() + ")");
   }
   return dir;
 }
 
-fs::path signature_path(const fs::path &log) {
+fs::path signature_path(const fs::path& log) {
   return fs::path(log.string() + ".sig");
 }
 
-std::string signature_file_text(const std::string &raw_signature) {
+std::string signature_file_text(const std::string& raw_signature) {
   return base64_encode(raw_signature) + "\n";
 }
 
-PublishedLog publish_log(nlohmann::json log, const fs::path &dir, const std::string &stem,
-                         const Key *signing_key) {
+PublishedLog publish_log(nlohmann::json log, const fs::path& dir, const std::string& stem,
+                         const Key* signing_key) {
   PublishedLog out;
   if (signing_key) {
     out.fingerprint = fingerprint(*signing_key);
@@ -173,7 +173,7 @@ PublishedLog publish_log(nlohmann::json log, const fs::path &dir, const std::str
   throw LogWriteError(dir.string() + ": no free name for " + stem + ".json");
 }
 
-void write_file_replacing(const fs::path &path, const std::string &content) {
+void write_file_replacing(const fs::path& path, const std::string& content) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   TempFile tmp(dir, path.filename().string(), content);
   if (::rename(tmp.path().c_str(), path.c_str()) != 0) {

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-int verdict_rank(const std::string &v) {
+int verdict_rank(const std::string& v) {
   if (v == "ERROR")
     return 3;
   if (v == "FAIL")
@@ -23,7 +23,7 @@ int verdict_rank(const std::string &v) {
 }
 
 // j[key] when it is an array, else an empty array; a reference into j (value() would copy).
-const json &array_at(const json &j, const char *key) {
+const json& array_at(const json& j, const char* key) {
   static const json empty = json::array();
   if (j.is_object()) {
     const auto it = j.find(key);
@@ -33,14 +33,14 @@ const json &array_at(const json &j, const char *key) {
   return empty;
 }
 
-std::string str_at(const json &j, const json::json_pointer &p) {
+std::string str_at(const json& j, const json::json_pointer& p) {
   return j.contains(p) && j[p].is_string() ? j[p].get<std::string>() : std::string("(absent)");
 }
 
-void require_same(const std::vector<ShardLog> &shards, const char *pointer, const char *what) {
+void require_same(const std::vector<ShardLog>& shards, const char* pointer, const char* what) {
   const json::json_pointer p(pointer);
   const std::string first = shards[0].log.contains(p) ? shards[0].log[p].dump() : "(absent)";
-  for (const auto &s : shards) {
+  for (const auto& s : shards) {
     const std::string v = s.log.contains(p) ? s.log[p].dump() : "(absent)";
     if (v != first) {
       throw MergeError(s.name + ": " + what + " " + v + " differs from " + shards[0].name + "'s " +
@@ -51,15 +51,15 @@ void require_same(const std::vector<ShardLog> &shards, const char *pointer, cons
 
 } // namespace
 
-json merge_shard_logs(const std::vector<ShardLog> &shards) {
+json merge_shard_logs(const std::vector<ShardLog>& shards) {
   if (shards.empty())
     throw MergeError("no shard logs to merge");
   const std::size_t n = shards.size();
-  std::vector<const ShardLog *> by_index(n + 1, nullptr);
-  for (const auto &s : shards) {
+  std::vector<const ShardLog*> by_index(n + 1, nullptr);
+  for (const auto& s : shards) {
     if (!s.log.is_object())
       throw MergeError(s.name + ": not a validation log");
-    const json &sh = s.log.value("shard", json());
+    const json& sh = s.log.value("shard", json());
     if (!sh.is_object() || !sh.contains("index") || !sh.contains("count")) {
       throw MergeError(s.name + ": not a shard log (\"shard\" is null: run with --shard k/N)");
     }
@@ -97,11 +97,11 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
   json inputs = json::array();
   double seconds = 0, wall = 0;
   std::string started, finished;
-  const ShardLog *worst = nullptr;
+  const ShardLog* worst = nullptr;
   bool worst_empty = false;
   for (std::size_t k = 1; k <= n; ++k) {
-    const ShardLog &s = *by_index[k];
-    const json &log = s.log;
+    const ShardLog& s = *by_index[k];
+    const json& log = s.log;
     merged_from.push_back(
         {{"file", s.name},
          {"sha256", s.sha256},
@@ -111,22 +111,22 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
          {"verdict", log.value("verdict", "?")},
          {"signed", log.value("signed", false)},
          {"key_fingerprint", str_at(log, json::json_pointer("/signing/key_fingerprint"))}});
-    for (const auto &c : log.value("cases", json::array()))
+    for (const auto& c : log.value("cases", json::array()))
       cases.push_back(c);
-    for (const auto &b : log.value("benchmarks", json::array()))
+    for (const auto& b : log.value("benchmarks", json::array()))
       benchmarks.push_back(b);
     if (log.contains("details") && !log["details"].is_null()) {
       details.push_back({{"shard", k}, {"details", log["details"]}});
     }
     const json shard_totals = log.value("totals", json::object());
-    for (const auto &[key, v] : shard_totals.items()) {
+    for (const auto& [key, v] : shard_totals.items()) {
       if (!v.is_number_integer())
         continue;
       totals_sum[key] = totals_sum.count(key)
                             ? totals_sum[key].get<long long>() + v.get<long long>()
                             : v.get<long long>();
     }
-    for (const auto &in : log.value("inputs", json::array())) {
+    for (const auto& in : log.value("inputs", json::array())) {
       const std::string path = in.value("path", "");
       const std::string sha = in.value("sha256", "");
       const auto it = input_sha.find(path);
@@ -138,7 +138,7 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
                          it->second);
       }
     }
-    const json &d = log.value("durations", json::object());
+    const json& d = log.value("durations", json::object());
     const double sec = d.value("seconds", 0.0);
     seconds += sec;
     wall = std::max(wall, sec);
@@ -160,8 +160,8 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
 
   // Sets: each shard holds the letters of cases k-1, k-1+N, ...; interleave them back.
   json sets = json::array();
-  const json &first_sets = array_at(by_index[1]->log, "sets");
-  for (const auto &fs : first_sets) {
+  const json& first_sets = array_at(by_index[1]->log, "sets");
+  for (const auto& fs : first_sets) {
     const std::string key = fs.value("sha256", "") + "/" + fs.value("set", "");
     const std::size_t total = fs.value("cases_total", std::size_t{0});
     std::vector<std::string> parts(n + 1);
@@ -169,8 +169,8 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
     std::size_t passed = 0, failed = 0, errors = 0, cnt = 0;
     double sec = 0;
     for (std::size_t k = 1; k <= n; ++k) {
-      const json *found = nullptr;
-      for (const auto &s : array_at(by_index[k]->log, "sets")) {
+      const json* found = nullptr;
+      for (const auto& s : array_at(by_index[k]->log, "sets")) {
         if (s.value("sha256", "") + "/" + s.value("set", "") == key)
           found = &s;
       }
@@ -203,7 +203,7 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
     sets.push_back(out);
   }
 
-  std::stable_sort(cases.begin(), cases.end(), [](const json &a, const json &b) {
+  std::stable_sort(cases.begin(), cases.end(), [](const json& a, const json& b) {
     return a.value("id", "") < b.value("id", "");
   });
   merged["merged_from"] = merged_from;
@@ -214,7 +214,7 @@ json merge_shard_logs(const std::vector<ShardLog> &shards) {
     merged["benchmarks"] = benchmarks;
   merged["details"] = details.empty() ? json() : json{{"shards", details}};
   json totals = json::object();
-  for (const auto &[k, v] : totals_sum)
+  for (const auto& [k, v] : totals_sum)
     totals[k] = v;
   merged["totals"] = totals;
   merged["inputs"] = inputs;

@@ -10,19 +10,19 @@
 
 namespace mmaemu::reports::detail {
 
-inline const std::vector<std::string> &outcome_names() {
+inline const std::vector<std::string>& outcome_names() {
   static const std::vector<std::string> n = {"PASS", "FAIL", "ERROR", "UNSUPPORTED", "XFAIL"};
   return n;
 }
 
-inline long long total_of(const nlohmann::json &log, const std::string &key) {
+inline long long total_of(const nlohmann::json& log, const std::string& key) {
   if (!log.is_object() || !log.contains("totals"))
     return 0;
-  const auto &t = log["totals"];
+  const auto& t = log["totals"];
   return t.contains(key) && t[key].is_number_integer() ? t[key].get<long long>() : 0;
 }
 
-inline std::string seconds_text(const nlohmann::json &log) {
+inline std::string seconds_text(const nlohmann::json& log) {
   if (!log.is_object())
     return "";
   const double s = log.value("durations", nlohmann::json::object()).value("seconds", -1.0);
@@ -39,10 +39,10 @@ inline std::string number_text(double v) {
   return buf;
 }
 
-inline std::string commit_text(const nlohmann::json &log) {
+inline std::string commit_text(const nlohmann::json& log) {
   if (!log.is_object() || !log.contains("git"))
     return "unknown";
-  const auto &g = log["git"];
+  const auto& g = log["git"];
   std::string c = g.value("commit", "unknown");
   if (c.size() > 12)
     c.resize(12);
@@ -59,20 +59,20 @@ struct BenchRow {
   std::string met; // "yes", "no", ""
 };
 
-inline std::vector<BenchRow> bench_rows(const ReleaseReport &r) {
+inline std::vector<BenchRow> bench_rows(const ReleaseReport& r) {
   std::vector<BenchRow> out;
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     if (!row.log)
       continue;
-    const auto &log = r.logs[*row.log].log;
-    for (const auto &b : log.value("benchmarks", nlohmann::json::array())) {
+    const auto& log = r.logs[*row.log].log;
+    for (const auto& b : log.value("benchmarks", nlohmann::json::array())) {
       if (!b.is_object() || !b.contains("value") || !b["value"].is_number())
         continue;
       BenchRow br;
       br.tier = row.tier;
       br.name = b.value("name", "?");
       br.unit = b.value("unit", "");
-      br.better = b.value("better", "higher");
+      br.better = b.value("better", "");
       br.value = b["value"].get<double>();
       if (b.contains("target") && b["target"].is_number()) {
         br.has_target = true;

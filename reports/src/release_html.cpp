@@ -12,7 +12,7 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string esc(const std::string &s) {
+std::string esc(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -39,21 +39,21 @@ std::string esc(const std::string &s) {
   return out;
 }
 
-const std::map<std::string, std::string> &colours() {
+const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
       {"PASS", "#2e7d32"},        {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},
       {"UNSUPPORTED", "#9e9e9e"}, {"XFAIL", "#f9a825"}, {"MISSING", "#ffffff"}};
   return c;
 }
 
-std::string colour(const std::string &status) {
+std::string colour(const std::string& status) {
   const auto it = colours().find(status);
   return it == colours().end() ? "#000000" : it->second;
 }
 
 // One row per tier: a bar split by outcome (proportional within the tier; every tier's bar
 // has the same length so that small tiers stay readable), the counts written beside it.
-std::string tier_bars_svg(const ReleaseReport &r) {
+std::string tier_bars_svg(const ReleaseReport& r) {
   using namespace detail;
   const int row_h = 26, label_w = 60, bar_w = 420, text_w = 340;
   const int h = row_h * static_cast<int>(r.rows.size()) + 30;
@@ -61,13 +61,13 @@ std::string tier_bars_svg(const ReleaseReport &r) {
                     std::to_string(label_w + bar_w + text_w) + "\" height=\"" + std::to_string(h) +
                     "\" role=\"img\" aria-label=\"cases per outcome, per tier\">\n";
   int y = 4;
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     svg += "<text x=\"0\" y=\"" + std::to_string(y + 16) + "\" class=\"lbl\">" + esc(row.tier) +
            "</text>\n";
-    const nlohmann::json *log = row.log ? &r.logs[*row.log].log : nullptr;
+    const nlohmann::json* log = row.log ? &r.logs[*row.log].log : nullptr;
     long long total = 0;
     if (log) {
-      for (const auto &o : outcome_names())
+      for (const auto& o : outcome_names())
         total += total_of(*log, o);
     }
     if (!log || total == 0) {
@@ -85,7 +85,7 @@ std::string tier_bars_svg(const ReleaseReport &r) {
     }
     double x = label_w;
     std::string counts;
-    for (const auto &o : outcome_names()) {
+    for (const auto& o : outcome_names()) {
       const long long n = total_of(*log, o);
       if (n == 0)
         continue;
@@ -102,7 +102,7 @@ std::string tier_bars_svg(const ReleaseReport &r) {
   }
   // Legend.
   int lx = label_w;
-  for (const auto &o : outcome_names()) {
+  for (const auto& o : outcome_names()) {
     svg += "<rect x=\"" + std::to_string(lx) + "\" y=\"" + std::to_string(y + 6) +
            "\" width=\"12\" height=\"12\" fill=\"" + colour(o) + "\"/><text x=\"" +
            std::to_string(lx + 16) + "\" y=\"" + std::to_string(y + 16) + "\" class=\"cnt\">" + o +
@@ -114,7 +114,7 @@ std::string tier_bars_svg(const ReleaseReport &r) {
 }
 
 // One bar per benchmark, scaled to max(value, target); the target is a vertical line.
-std::string bench_svg(const std::vector<detail::BenchRow> &rows) {
+std::string bench_svg(const std::vector<detail::BenchRow>& rows) {
   using namespace detail;
   const int row_h = 30, label_w = 260, bar_w = 380, text_w = 260;
   const int h = row_h * static_cast<int>(rows.size()) + 8;
@@ -122,7 +122,7 @@ std::string bench_svg(const std::vector<detail::BenchRow> &rows) {
                     std::to_string(label_w + bar_w + text_w) + "\" height=\"" + std::to_string(h) +
                     "\" role=\"img\" aria-label=\"benchmarks against targets\">\n";
   int y = 4;
-  for (const auto &b : rows) {
+  for (const auto& b : rows) {
     const double scale = std::max({b.value, b.has_target ? b.target : 0.0, 1e-300});
     const double w = bar_w * std::max(b.value, 0.0) / scale;
     const std::string fill = b.met == "no" ? "#c62828" : (b.met == "yes" ? "#2e7d32" : "#1565c0");
@@ -151,7 +151,7 @@ std::string bench_svg(const std::vector<detail::BenchRow> &rows) {
 
 } // namespace
 
-std::string release_html(const ReleaseReport &r) {
+std::string release_html(const ReleaseReport& r) {
   using namespace detail;
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -171,7 +171,7 @@ std::string release_html(const ReleaseReport &r) {
   h += "<p><span class=\"verdict " + esc(r.verdict) + "\">" + esc(r.verdict) + "</span></p>\n";
   if (!r.reasons.empty()) {
     h += "<p>Why not PASS:</p>\n<ul>\n";
-    for (const auto &why : r.reasons)
+    for (const auto& why : r.reasons)
       h += "<li>" + esc(why) + "</li>\n";
     h += "</ul>\n";
   }
@@ -181,10 +181,10 @@ std::string release_html(const ReleaseReport &r) {
 
   h += "<h2>Tiers</h2>\n" + tier_bars_svg(r);
   h += "<table>\n<tr><th>tier</th><th>title</th><th>required</th><th>status</th><th>cases</th>";
-  for (const auto &o : outcome_names())
+  for (const auto& o : outcome_names())
     h += "<th>" + o + "</th>";
   h += "<th>seconds</th><th>log</th><th>signature</th><th>reason</th></tr>\n";
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     h += "<tr><td>" + esc(row.tier) + "</td><td>" + esc(row.title) + "</td><td>" +
          (row.required ? "yes" : "no") + "</td>";
     if (!row.log) {
@@ -193,10 +193,10 @@ std::string release_html(const ReleaseReport &r) {
            "\">no whole-run log for this date</td></tr>\n";
       continue;
     }
-    const auto &l = r.logs[*row.log];
+    const auto& l = r.logs[*row.log];
     h += "<td class=\"st-" + esc(row.status) + "\">" + esc(row.status) + "</td><td class=\"n\">" +
          std::to_string(total_of(l.log, "cases")) + "</td>";
-    for (const auto &o : outcome_names()) {
+    for (const auto& o : outcome_names()) {
       h += "<td class=\"n\">" + std::to_string(total_of(l.log, o)) + "</td>";
     }
     h += "<td class=\"n\">" + seconds_text(l.log) + "</td><td>" + esc(l.file.filename().string()) +
@@ -210,7 +210,7 @@ std::string release_html(const ReleaseReport &r) {
     h += "<h2>Benchmarks</h2>\n" + bench_svg(bench);
     h += "<table>\n<tr><th>tier</th><th>benchmark</th><th>value</th><th>target</th><th>unit</th>"
          "<th>better</th><th>met</th></tr>\n";
-    for (const auto &b : bench) {
+    for (const auto& b : bench) {
       h += "<tr><td>" + esc(b.tier) + "</td><td>" + esc(b.name) + "</td><td class=\"n\">" +
            number_text(b.value) + "</td><td class=\"n\">" +
            (b.has_target ? number_text(b.target) : "") + "</td><td>" + esc(b.unit) + "</td><td>" +
@@ -222,8 +222,8 @@ std::string release_html(const ReleaseReport &r) {
 
   h += "<h2>Logs</h2>\n<table>\n<tr><th>file</th><th>tier</th><th>shard</th><th>verdict</th>"
        "<th>commit</th><th>host</th><th>signature</th></tr>\n";
-  for (const auto &l : r.logs) {
-    const auto &j = l.log;
+  for (const auto& l : r.logs) {
+    const auto& j = l.log;
     std::string tier = "?", verdict = "?", shard, host;
     if (j.is_object()) {
       tier = j.value("tier", "?");
@@ -232,7 +232,7 @@ std::string release_html(const ReleaseReport &r) {
         shard = std::to_string(j["shard"].value("index", 0)) + "/" +
                 std::to_string(j["shard"].value("count", 0));
       }
-      const auto &hj = j.value("host", nlohmann::json::object());
+      const auto& hj = j.value("host", nlohmann::json::object());
       host = hj.value("hostname", "") + " (" + hj.value("cpu_model", "") + ")";
     }
     h += "<tr><td>" + esc(l.file.filename().string()) + "</td><td>" + esc(tier) + "</td><td>" +

@@ -25,14 +25,14 @@ std::string cell(std::string s) {
 
 } // namespace
 
-std::string release_markdown(const ReleaseReport &r) {
+std::string release_markdown(const ReleaseReport& r) {
   using namespace detail;
   std::string md;
   md += "# mmaemu release sign-off, " + r.date + "\n\n";
   md += "Verdict: **" + r.verdict + "**\n\n";
   if (!r.reasons.empty()) {
     md += "Why not PASS:\n\n";
-    for (const auto &why : r.reasons)
+    for (const auto& why : r.reasons)
       md += "- " + cell(why) + "\n";
     md += "\n";
   }
@@ -44,24 +44,24 @@ std::string release_markdown(const ReleaseReport &r) {
   md += "| tier | title | required | status | cases | PASS | FAIL | ERROR | UNSUPPORTED | XFAIL | "
         "seconds | log | signature |\n";
   md += "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     md += "| " + row.tier + " | " + cell(row.title) + " | " + (row.required ? "yes" : "no") + " | ";
     if (!row.log) {
       md += "MISSING | | | | | | | | | |\n";
       continue;
     }
-    const auto &l = r.logs[*row.log];
+    const auto& l = r.logs[*row.log];
     md += "**" + row.status + "** | " + std::to_string(total_of(l.log, "cases"));
-    for (const auto &o : outcome_names())
+    for (const auto& o : outcome_names())
       md += " | " + std::to_string(total_of(l.log, o));
     md += " | " + seconds_text(l.log) + " | " + cell(l.file.filename().string()) + " | " +
           (l.verification.ok ? "verified" : "**not verified**") + " |\n";
   }
   md += "\n";
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     if (!row.log)
       continue;
-    const auto &j = r.logs[*row.log].log;
+    const auto& j = r.logs[*row.log].log;
     const std::string why = j.value("reason", "");
     if (!why.empty())
       md += "- " + row.tier + ": " + cell(why) + "\n";
@@ -72,7 +72,7 @@ std::string release_markdown(const ReleaseReport &r) {
   if (!bench.empty()) {
     md += "## Benchmarks\n\n| tier | benchmark | value | target | unit | better | met |\n"
           "| --- | --- | ---: | ---: | --- | --- | --- |\n";
-    for (const auto &b : bench) {
+    for (const auto& b : bench) {
       md += "| " + b.tier + " | " + cell(b.name) + " | " + number_text(b.value) + " | " +
             (b.has_target ? number_text(b.target) : "") + " | " + cell(b.unit) + " | " + b.better +
             " | " + b.met + " |\n";
@@ -83,8 +83,8 @@ std::string release_markdown(const ReleaseReport &r) {
   md += "## Logs\n\n| file | tier | shard | verdict | commit | host | signature |\n"
         "| --- | --- | --- | --- | --- | --- | --- |\n";
   std::set<std::string> commits, versions;
-  for (const auto &l : r.logs) {
-    const auto &j = l.log;
+  for (const auto& l : r.logs) {
+    const auto& j = l.log;
     std::string shard, tier = "?", verdict = "?", host;
     if (j.is_object()) {
       tier = j.value("tier", "?");
@@ -104,10 +104,10 @@ std::string release_markdown(const ReleaseReport &r) {
   }
   md += "\n## Provenance\n\n";
   md += "- mmaemu version(s): ";
-  for (const auto &v : versions)
+  for (const auto& v : versions)
     md += v + " ";
   md += "\n- commit(s): ";
-  for (const auto &c : commits)
+  for (const auto& c : commits)
     md += c + "; ";
   md += "\n- trusted keys: " + r.keys_dir.string() + "\n";
   md += "- generated: " + r.generated_utc + " by `mmaemu report release --date " + r.date + "`\n";

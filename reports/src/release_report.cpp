@@ -10,8 +10,8 @@ namespace mmaemu::reports {
 
 namespace fs = std::filesystem;
 
-ReleaseReport build_release_report(const fs::path &log_root, const std::string &date,
-                                   const std::vector<ReleaseTier> &tiers, const TrustedKeys &keys) {
+ReleaseReport build_release_report(const fs::path& log_root, const std::string& date,
+                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys) {
   ReleaseReport r;
   r.date = date;
   r.generated_utc = utc_timestamp();
@@ -23,30 +23,30 @@ ReleaseReport build_release_report(const fs::path &log_root, const std::string &
                              " does not exist)");
   }
   std::vector<fs::path> files;
-  for (const auto &e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (e.is_regular_file() && e.path().extension() == ".json" && name[0] != '.') {
       files.push_back(e.path());
     }
   }
   std::sort(files.begin(), files.end());
-  for (const auto &f : files) {
+  for (const auto& f : files) {
     ReleaseLog l;
     l.file = f;
     try {
       l.log = read_json_file(f);
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
       l.log = nullptr;
     }
     l.verification = verify_log(f, keys);
     r.logs.push_back(std::move(l));
   }
 
-  for (const auto &t : tiers) {
+  for (const auto& t : tiers) {
     ReleaseRow row{t.name, t.title, t.required, "MISSING", std::nullopt};
     std::string best_finished;
     for (std::size_t i = 0; i < r.logs.size(); ++i) {
-      const auto &j = r.logs[i].log;
+      const auto& j = r.logs[i].log;
       if (!j.is_object() || j.value("tier", "") != t.name)
         continue;
       if (j.contains("shard") && !j["shard"].is_null())
@@ -63,19 +63,19 @@ ReleaseReport build_release_report(const fs::path &log_root, const std::string &
     r.rows.push_back(row);
   }
 
-  for (const auto &row : r.rows) {
+  for (const auto& row : r.rows) {
     if (!row.required)
       continue;
     if (!row.log) {
       r.reasons.push_back(row.tier + " (required): no whole-run log for " + date);
     } else if (row.status != "PASS") {
-      const auto &j = r.logs[*row.log].log;
+      const auto& j = r.logs[*row.log].log;
       const std::string why = j.value("reason", "");
       r.reasons.push_back(row.tier + " (required): " + row.status +
                           (why.empty() ? "" : ": " + why));
     }
   }
-  for (const auto &l : r.logs) {
+  for (const auto& l : r.logs) {
     if (!l.verification.ok) {
       r.reasons.push_back(l.file.filename().string() +
                           ": does not verify: " + l.verification.reason);

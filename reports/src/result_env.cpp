@@ -3,11 +3,11 @@
 
 #include <unistd.h>
 
-extern char **environ;
+extern char** environ;
 
 namespace mmaemu::reports {
 
-bool changes_results(const std::string &name) {
+bool changes_results(const std::string& name) {
   if (name == "CUDA_VISIBLE_DEVICES")
     return true;
   if (name.rfind("MMAEMU_", 0) != 0)
@@ -18,7 +18,7 @@ bool changes_results(const std::string &name) {
 
 nlohmann::json result_environment() {
   nlohmann::json j = nlohmann::json::object();
-  for (char **e = environ; e && *e; ++e) {
+  for (char** e = environ; e && *e; ++e) {
     const std::string kv(*e);
     const auto eq = kv.find('=');
     if (eq == std::string::npos)

@@ -27,19 +27,19 @@ std::string trim(std::string s) {
 
 } // namespace
 
-LogVerification verify_log(const fs::path &log, const TrustedKeys &keys) {
+LogVerification verify_log(const fs::path& log, const TrustedKeys& keys) {
   LogVerification v;
   v.file = log;
   std::string bytes;
   try {
     bytes = read_file_bytes(log);
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     return fail(v, e.what());
   }
   nlohmann::json j;
   try {
     j = parse_json_text(bytes, log.string());
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     return fail(v, e.what());
   }
   if (!j.is_object() || j.value("format", "") != kLogFormat) {
@@ -53,7 +53,7 @@ LogVerification verify_log(const fs::path &log, const TrustedKeys &keys) {
     return fail(v, "no \"signed\" field");
   if (!j["signed"].get<bool>())
     return fail(v, "unsigned (\"signed\": false)");
-  const auto &s = j.value("signing", nlohmann::json::object());
+  const auto& s = j.value("signing", nlohmann::json::object());
   if (!s.is_object() || !s.contains("key_fingerprint") || !s["key_fingerprint"].is_string()) {
     return fail(v, "says \"signed\": true but names no signing.key_fingerprint");
   }
@@ -65,7 +65,7 @@ LogVerification verify_log(const fs::path &log, const TrustedKeys &keys) {
   std::string sig_text;
   try {
     sig_text = trim(read_file_bytes(sig_file));
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     return fail(v, e.what());
   }
   const auto sig = base64_decode(sig_text);
@@ -88,9 +88,9 @@ LogVerification verify_log(const fs::path &log, const TrustedKeys &keys) {
   return v;
 }
 
-std::vector<fs::path> collect_logs(const std::vector<fs::path> &paths) {
+std::vector<fs::path> collect_logs(const std::vector<fs::path>& paths) {
   std::vector<fs::path> out;
-  for (const auto &p : paths) {
+  for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
       out.push_back(p);

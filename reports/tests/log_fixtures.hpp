@@ -8,7 +8,7 @@
 
 namespace mmaemu::testing {
 
-inline nlohmann::json tiny_log(const std::string &tier, const std::string &verdict,
+inline nlohmann::json tiny_log(const std::string& tier, const std::string& verdict,
                                long long passed = 3, long long failed = 0) {
   nlohmann::json j;
   j["format"] = reports::kLogFormat;

@@ -14,7 +14,7 @@ namespace mmaemu::testing {
 class TempDir {
 public:
   TempDir() {
-    const char *base = std::getenv("TMPDIR");
+    const char* base = std::getenv("TMPDIR");
     std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-test-XXXXXX";
     if (!::mkdtemp(templ.data()))
       throw std::runtime_error("mkdtemp failed for " + templ);
@@ -26,21 +26,21 @@ public:
                                  std::filesystem::perm_options::add, ec);
     std::filesystem::remove_all(path_, ec);
   }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const std::filesystem::path &path() const { return path_; }
-  std::filesystem::path operator/(const std::string &name) const { return path_ / name; }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
 private:
   std::filesystem::path path_;
 };
 
-inline std::string slurp(const std::filesystem::path &p) {
+inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-inline void spit(const std::filesystem::path &p, const std::string &content) {
+inline void spit(const std::filesystem::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << content;
 }

@@ -38,7 +38,7 @@ TEST(CanonicalJson, ParseErrorNamesFileLineAndColumn) {
   try {
     parse_json_text("{\n  \"a\": tru\n}\n", "tiers/T9.json");
     FAIL() << "no exception";
-  } catch (const std::runtime_error &e) {
+  } catch (const std::runtime_error& e) {
     const std::string m = e.what();
     EXPECT_EQ(m.rfind("tiers/T9.json:2:", 0), 0u) << m;
     EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
@@ -50,7 +50,7 @@ TEST(CanonicalJson, ReadingAMissingFileNamesIt) {
   try {
     read_json_file(dir / "absent.json");
     FAIL() << "no exception";
-  } catch (const std::runtime_error &e) {
+  } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
   }
 }

@@ -14,9 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::size_t count_entries(const fs::path &dir) {
+std::size_t count_entries(const fs::path& dir) {
   std::size_t n = 0;
-  for ([[maybe_unused]] const auto &e : fs::directory_iterator(dir))
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
     ++n;
   return n;
 }
@@ -74,12 +74,12 @@ TEST(PublishLog, ConcurrentRunsGetDistinctCompleteLogs) {
       names[i] = publish_log(log, dir, "T1").log;
     });
   }
-  for (auto &t : threads)
+  for (auto& t : threads)
     t.join();
   std::set<fs::path> distinct(names.begin(), names.end());
   EXPECT_EQ(distinct.size(), static_cast<std::size_t>(n));
   std::set<long long> passed;
-  for (const auto &p : names) {
+  for (const auto& p : names) {
     const auto j = nlohmann::json::parse(testing::slurp(p)); // complete: parses
     passed.insert(j["totals"]["PASS"].get<long long>());
   }
@@ -93,7 +93,7 @@ TEST(PrepareLogDir, AFolderThatCannotBeCreatedIsAClearErrorNamingIt) {
   try {
     prepare_log_dir(tmp / "plain-file", "2026-01-02");
     FAIL() << "no exception";
-  } catch (const LogWriteError &e) {
+  } catch (const LogWriteError& e) {
     EXPECT_NE(std::string(e.what()).find("plain-file"), std::string::npos) << e.what();
   }
 }

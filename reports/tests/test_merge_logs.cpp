@@ -10,7 +10,7 @@ namespace {
 using nlohmann::json;
 
 // Shard k of n over one set of `total` cases whose letters are `all`.
-ShardLog shard(std::size_t k, std::size_t n, const std::string &all, const std::string &verdict) {
+ShardLog shard(std::size_t k, std::size_t n, const std::string& all, const std::string& verdict) {
   json log = testing::tiny_log("T1", verdict);
   log["shard"] = {{"index", k}, {"count", n}};
   std::string mine;
@@ -75,13 +75,13 @@ TEST(MergeShardLogs, AMissingOrRepeatedShardIsRefusedNamingIt) {
   try {
     merge_shard_logs({shard(1, 3, all, "PASS"), shard(2, 3, all, "PASS")});
     FAIL() << "no exception";
-  } catch (const MergeError &e) {
+  } catch (const MergeError& e) {
     EXPECT_NE(std::string(e.what()).find("2 logs"), std::string::npos) << e.what();
   }
   try {
     merge_shard_logs({shard(1, 2, all, "PASS"), shard(1, 2, all, "PASS")});
     FAIL() << "no exception";
-  } catch (const MergeError &e) {
+  } catch (const MergeError& e) {
     EXPECT_NE(std::string(e.what()).find("given twice"), std::string::npos) << e.what();
   }
 }

@@ -106,7 +106,7 @@ TEST_F(Release, AnAbsentDateIsAnErrorNamingIt) {
   try {
     build_release_report(tmp / "logs", "2030-12-31", tiers, keys);
     FAIL() << "no exception";
-  } catch (const std::runtime_error &e) {
+  } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("2030-12-31"), std::string::npos);
   }
 }

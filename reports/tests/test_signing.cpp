@@ -62,7 +62,7 @@ TEST(Ed25519, LoadingSomethingElseNamesTheFile) {
   try {
     load_public_key(dir / "junk.pub");
     FAIL() << "no exception";
-  } catch (const SigningError &e) {
+  } catch (const SigningError& e) {
     EXPECT_NE(std::string(e.what()).find("junk.pub"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_private_key(dir / "missing.pem"), SigningError);

@@ -21,7 +21,7 @@ protected:
     keys = load_trusted_keys(tmp / "keys");
     dir = prepare_log_dir(tmp / "logs", "2026-01-02");
   }
-  PublishedLog signed_log(const std::string &tier, const std::string &verdict = "PASS") {
+  PublishedLog signed_log(const std::string& tier, const std::string& verdict = "PASS") {
     return publish_log(testing::tiny_log(tier, verdict), dir, tier, &key);
   }
   testing::TempDir tmp;

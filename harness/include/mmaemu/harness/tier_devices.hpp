@@ -27,6 +27,6 @@ CudaProbe probe_cuda();
 
 // For logs: {"present": false, "reason"} or {"present": true, "driver_version",
 // "devices": [{"index", "name", "capability": "8.9"}]}.
-nlohmann::json gpu_json(const CudaProbe &probe);
+nlohmann::json gpu_json(const CudaProbe& probe);
 
 } // namespace mmaemu::harness

@@ -33,12 +33,12 @@ std::filesystem::path self_exe();
 
 // The source tree a CMake build folder was configured from (CMAKE_HOME_DIRECTORY in its
 // CMakeCache.txt), if it is one.
-std::optional<std::filesystem::path> source_dir_of_build(const std::filesystem::path &build_dir);
+std::optional<std::filesystem::path> source_dir_of_build(const std::filesystem::path& build_dir);
 
 // Discovers the layout from `exe` (default: self_exe()). The log root is, in order:
 // overrides.log_root, $MMAEMU_LOG_DIR, <source>/docs/validation_logs (build tree),
 // ./validation_logs (installed or unknown).
-Layout discover_layout(const LayoutOverrides &overrides = {},
-                       const std::filesystem::path &exe = {});
+Layout discover_layout(const LayoutOverrides& overrides = {},
+                       const std::filesystem::path& exe = {});
 
 } // namespace mmaemu::harness

@@ -23,10 +23,10 @@ struct ProcessOptions {
   std::filesystem::path cwd; // empty: inherit
   std::map<std::string, std::string> set_env;
   std::vector<std::string> unset_env;
-  double timeout_s = 0;                             // 0: none
-  std::function<void(const std::string &)> on_line; // each output line, without '\n'
+  double timeout_s = 0;                            // 0: none
+  std::function<void(const std::string&)> on_line; // each output line, without '\n'
 
-  static ProcessOptions in_dir(const std::filesystem::path &dir) {
+  static ProcessOptions in_dir(const std::filesystem::path& dir) {
     ProcessOptions o;
     o.cwd = dir;
     return o;
@@ -40,9 +40,9 @@ struct ProcessOptions {
 
 // Runs argv[0] (looked up in PATH if it has no '/') with argv. Never throws for a failing
 // program; the result says what happened.
-ProcessResult run_process(const std::vector<std::string> &argv, const ProcessOptions &opt = {});
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opt = {});
 
 // The full path of `name` in PATH, if any.
-std::optional<std::filesystem::path> find_program(const std::string &name);
+std::optional<std::filesystem::path> find_program(const std::string& name);
 
 } // namespace mmaemu::harness

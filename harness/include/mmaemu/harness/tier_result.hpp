@@ -54,19 +54,19 @@ struct TierResult {
 // Sets the verdict from the totals unless it is already UNSUPPORTED or ERROR with a reason
 // (a missing prerequisite, a run that could not start): ERROR if any case errored, else FAIL
 // if any failed, else UNSUPPORTED if no case ran (never PASS for nothing), else PASS.
-void settle_verdict(TierResult &r, const std::string &nothing_ran_reason);
+void settle_verdict(TierResult& r, const std::string& nothing_ran_reason);
 
 // The exit status of `mmaemu tier run`: 0 PASS, 1 FAIL or ERROR, 4 UNSUPPORTED.
 int tier_exit_status(Outcome verdict);
 
 // {"PASS": n, ..., "cases": n}.
-nlohmann::json totals_json(const TierResult &r);
+nlohmann::json totals_json(const TierResult& r);
 
 // One case as it goes into a log.
-nlohmann::json case_json(const TierCase &c);
+nlohmann::json case_json(const TierCase& c);
 
 // JUnit XML: one testsuite named after the tier; one testcase per listed case, plus one per
 // replay set; a tier that did not run is one skipped testcase with the reason.
-std::string junit_xml(const TierResult &r);
+std::string junit_xml(const TierResult& r);
 
 } // namespace mmaemu::harness

@@ -27,19 +27,19 @@ struct Shard {
 };
 
 // Parses "k/N" with 1 <= k <= N; throws ValueError naming --shard and the value.
-Shard parse_shard(const std::string &text);
+Shard parse_shard(const std::string& text);
 
 // Progress of a long tier: a bar that redraws one line on a terminal, plain lines otherwise.
 class Progress {
 public:
   virtual ~Progress() = default;
-  virtual void begin(std::size_t total, const std::string &what) = 0;
-  virtual void step(std::size_t done, const std::string &label) = 0;
+  virtual void begin(std::size_t total, const std::string& what) = 0;
+  virtual void step(std::size_t done, const std::string& label) = 0;
   virtual void end() = 0;
 };
 
 // A bar when `tty`, else one line per step; both on `out`.
-std::unique_ptr<Progress> make_progress(bool tty, std::FILE *out, const std::string &tier);
+std::unique_ptr<Progress> make_progress(bool tty, std::FILE* out, const std::string& tier);
 
 struct RunOptions {
   Layout layout;
@@ -49,8 +49,8 @@ struct RunOptions {
   std::optional<std::filesystem::path> compare;      // T2: a previous replay.json
   unsigned jobs = 0;                                 // ctest -j; 0: hardware threads
   bool verbose = false;
-  Progress *progress = nullptr;
-  std::FILE *text = stdout; // where tiers print their own lines
+  Progress* progress = nullptr;
+  std::FILE* text = stdout; // where tiers print their own lines
   // T2 test hook: called between the two snapshots of the truth.
   std::function<void()> between_snapshots;
   CudaProbe cuda; // filled by run_tier if `cuda_probed` is false
@@ -59,10 +59,10 @@ struct RunOptions {
 
 // The one-line reason why `tier` cannot run here, if it cannot: a missing environment
 // variable, device, build tree, file or command, each named.
-std::optional<std::string> missing_prerequisite(const TierSpec &tier, const RunOptions &opt);
+std::optional<std::string> missing_prerequisite(const TierSpec& tier, const RunOptions& opt);
 
 // Runs the tier. Missing prerequisites give UNSUPPORTED with the reason; nothing that did not
 // run is reported as PASS. Throws only for bad arguments (ValueError).
-TierResult run_tier(const TierSpec &tier, RunOptions opt);
+TierResult run_tier(const TierSpec& tier, RunOptions opt);
 
 } // namespace mmaemu::harness

@@ -13,7 +13,7 @@
 
 namespace mmaemu::harness {
 
-inline constexpr const char *kTierSchema = "mmaemu-tier/1";
+inline constexpr const char* kTierSchema = "mmaemu-tier/1";
 
 // A tier file that cannot be read or does not follow the schema; the message starts with
 // the file name (and line:column for JSON syntax errors).
@@ -55,16 +55,16 @@ struct TierSpec {
 };
 
 // The kinds of run the runner knows.
-const std::vector<std::string> &tier_kinds();
+const std::vector<std::string>& tier_kinds();
 
 // Reads and checks one tier file. The name must equal the file's stem. Throws TierFileError.
-TierSpec load_tier_file(const std::filesystem::path &file);
+TierSpec load_tier_file(const std::filesystem::path& file);
 
 // Every *.json in `dir`, in tier order (T0, T1, T1s, T2, ...). Throws TierFileError (naming
 // the first bad file, or the folder if it is missing or holds no tier).
-std::vector<TierSpec> load_tiers(const std::filesystem::path &dir);
+std::vector<TierSpec> load_tiers(const std::filesystem::path& dir);
 
 // The tier called `name`; throws TierFileError listing the known names.
-const TierSpec &find_tier(const std::vector<TierSpec> &tiers, const std::string &name);
+const TierSpec& find_tier(const std::vector<TierSpec>& tiers, const std::string& name);
 
 } // namespace mmaemu::harness

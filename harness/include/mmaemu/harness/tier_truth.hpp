@@ -17,21 +17,21 @@ namespace mmaemu::harness {
 struct TreeEntry {
   std::uintmax_t bytes = 0;
   std::int64_t mtime_ns = 0;
-  bool operator==(const TreeEntry &) const = default;
+  bool operator==(const TreeEntry&) const = default;
 };
 using TreeSnapshot = std::map<std::string, TreeEntry>;
 
-TreeSnapshot snapshot_tree(const std::filesystem::path &dir);
+TreeSnapshot snapshot_tree(const std::filesystem::path& dir);
 
 // The differences, one line each ("changed: x.h5 (size 10 -> 12)", "added: y", "removed: z").
-std::vector<std::string> diff_snapshots(const TreeSnapshot &before, const TreeSnapshot &after);
+std::vector<std::string> diff_snapshots(const TreeSnapshot& before, const TreeSnapshot& after);
 
 // Replays the truth at `truth_dir` into `result`; writes replay.json and delta.txt (and
 // delta.md) into `out_dir`, which must not be inside the truth. Verdict PASS only if every
 // in-scope case matches, zero_sign = nan_payload = 0, every expected error is reproduced by
 // its exact class, no recording is unreadable, and the truth is unchanged (listing, sizes,
 // mtimes, manifest sha256).
-void run_truth_replay(const std::filesystem::path &truth_dir, const std::filesystem::path &out_dir,
-                      const RunOptions &opt, TierResult &result);
+void run_truth_replay(const std::filesystem::path& truth_dir, const std::filesystem::path& out_dir,
+                      const RunOptions& opt, TierResult& result);
 
 } // namespace mmaemu::harness

@@ -12,15 +12,15 @@ namespace mmaemu::reports {
 // Keys sorted (nlohmann::json objects are std::map), two-space indent, every non-ASCII
 // character escaped as \uXXXX, LF line ends, one trailing newline. Numbers use nlohmann's
 // shortest round-trip form.
-std::string canonical_dump(const nlohmann::json &value);
+std::string canonical_dump(const nlohmann::json& value);
 
 // Parses `text`; throws std::runtime_error "<where>:<line>:<column>: <what>".
-nlohmann::json parse_json_text(const std::string &text, const std::string &where);
+nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 
 // Reads a whole file; throws std::runtime_error naming the file if it cannot be read.
-std::string read_file_bytes(const std::filesystem::path &path);
+std::string read_file_bytes(const std::filesystem::path& path);
 
 // read_file_bytes + parse_json_text.
-nlohmann::json read_json_file(const std::filesystem::path &path);
+nlohmann::json read_json_file(const std::filesystem::path& path);
 
 } // namespace mmaemu::reports

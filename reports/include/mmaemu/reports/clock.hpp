@@ -16,6 +16,6 @@ std::string
 utc_timestamp(std::chrono::system_clock::time_point t = std::chrono::system_clock::now());
 
 // Whether `date` is a valid "YYYY-MM-DD" (month 1..12, day 1..31).
-bool is_date(const std::string &date);
+bool is_date(const std::string& date);
 
 } // namespace mmaemu::reports

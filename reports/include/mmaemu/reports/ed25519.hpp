@@ -26,7 +26,7 @@ class Key {
 public:
   Key() = default;
   explicit Key(std::shared_ptr<evp_pkey_st> pkey) : pkey_(std::move(pkey)) {}
-  evp_pkey_st *get() const { return pkey_.get(); }
+  evp_pkey_st* get() const { return pkey_.get(); }
   explicit operator bool() const { return pkey_ != nullptr; }
 
 private:
@@ -40,26 +40,26 @@ struct KeyFiles {
 };
 
 // The public key file beside a private key file: KEY.pem -> KEY.pub, KEY -> KEY.pub.
-std::filesystem::path public_key_path(const std::filesystem::path &private_key);
+std::filesystem::path public_key_path(const std::filesystem::path& private_key);
 
 // Makes a new key pair. Refuses (SigningError) to overwrite an existing private or public
 // key file; writes each file whole or not at all.
-KeyFiles generate_key(const std::filesystem::path &private_key);
+KeyFiles generate_key(const std::filesystem::path& private_key);
 
 // Throw SigningError naming the file if it is missing, not PEM, or not an Ed25519 key.
-Key load_private_key(const std::filesystem::path &path);
-Key load_public_key(const std::filesystem::path &path);
+Key load_private_key(const std::filesystem::path& path);
+Key load_public_key(const std::filesystem::path& path);
 
 // "sha256:<hex>" of the DER SubjectPublicKeyInfo of the key's public half.
-std::string fingerprint(const Key &key);
+std::string fingerprint(const Key& key);
 
 // The PEM SubjectPublicKeyInfo of the key's public half.
-std::string public_key_pem(const Key &key);
+std::string public_key_pem(const Key& key);
 
 // A 64-byte Ed25519 signature of `message` (raw bytes).
-std::string sign_bytes(const Key &private_key, std::string_view message);
+std::string sign_bytes(const Key& private_key, std::string_view message);
 
 // Whether `signature` (raw) is a valid signature of `message` by `public_key`.
-bool verify_bytes(const Key &public_key, std::string_view message, std::string_view signature);
+bool verify_bytes(const Key& public_key, std::string_view message, std::string_view signature);
 
 } // namespace mmaemu::reports

@@ -12,7 +12,7 @@
 
 namespace mmaemu::reports {
 
-inline constexpr const char *kLogFormat = "mmaemu-validation-log/1";
+inline constexpr const char* kLogFormat = "mmaemu-validation-log/1";
 
 // A log folder or file that cannot be written; the message names it and says why.
 class LogWriteError : public std::runtime_error {
@@ -28,24 +28,24 @@ struct PublishedLog {
 
 // Creates <root>/<date>/ if needed and checks that a file can be created there, so that a run
 // fails before it starts instead of after. Returns the folder. Throws LogWriteError.
-std::filesystem::path prepare_log_dir(const std::filesystem::path &root, const std::string &date);
+std::filesystem::path prepare_log_dir(const std::filesystem::path& root, const std::string& date);
 
 // Sets "signed" (false, or true with "signing": {"algorithm": "Ed25519", "key_fingerprint"})
 // and publishes canonical_dump(log) as <dir>/<stem>.json, or <stem>-2.json, <stem>-3.json, ...
 // when the name is taken (also by a concurrent run). The detached signature <log>.sig
 // (signature_file_text) appears before the log; each file is complete when it appears (a
 // temporary file, then a hard link that fails if the name exists). Throws LogWriteError.
-PublishedLog publish_log(nlohmann::json log, const std::filesystem::path &dir,
-                         const std::string &stem, const Key *signing_key = nullptr);
+PublishedLog publish_log(nlohmann::json log, const std::filesystem::path& dir,
+                         const std::string& stem, const Key* signing_key = nullptr);
 
 // The detached signature file of a log: "<log file name>.sig" beside it.
-std::filesystem::path signature_path(const std::filesystem::path &log);
+std::filesystem::path signature_path(const std::filesystem::path& log);
 
 // The text of a .sig file: base64 of the 64 raw signature bytes and a newline.
-std::string signature_file_text(const std::string &raw_signature);
+std::string signature_file_text(const std::string& raw_signature);
 
 // Writes `content` to `path`, replacing it whole (temporary file, then rename).
 // Throws LogWriteError naming the path.
-void write_file_replacing(const std::filesystem::path &path, const std::string &content);
+void write_file_replacing(const std::filesystem::path& path, const std::string& content);
 
 } // namespace mmaemu::reports

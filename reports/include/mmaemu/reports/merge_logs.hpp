@@ -27,6 +27,6 @@ struct ShardLog {
 // letters, "totals" are summed, "inputs" united, durations summed (and the longest shard as
 // "wall_s"), and the verdict is the worst of the shards' (ERROR, FAIL, UNSUPPORTED, PASS).
 // The result is unsigned; publish_log signs it. Throws MergeError naming the shard.
-nlohmann::json merge_shard_logs(const std::vector<ShardLog> &shards);
+nlohmann::json merge_shard_logs(const std::vector<ShardLog>& shards);
 
 } // namespace mmaemu::reports

@@ -49,10 +49,10 @@ struct ReleaseReport {
 // and picks for each tier its latest whole-run log (not a shard log; latest finished_utc).
 // PASS iff every required tier's picked log says PASS and every log in the folder verifies.
 // Throws std::runtime_error if the date folder does not exist.
-ReleaseReport build_release_report(const std::filesystem::path &log_root, const std::string &date,
-                                   const std::vector<ReleaseTier> &tiers, const TrustedKeys &keys);
+ReleaseReport build_release_report(const std::filesystem::path& log_root, const std::string& date,
+                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys);
 
-std::string release_markdown(const ReleaseReport &report);
-std::string release_html(const ReleaseReport &report);
+std::string release_markdown(const ReleaseReport& report);
+std::string release_html(const ReleaseReport& report);
 
 } // namespace mmaemu::reports

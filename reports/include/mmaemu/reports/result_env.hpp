@@ -13,6 +13,6 @@ namespace mmaemu::reports {
 nlohmann::json result_environment();
 
 // Whether `name` is one of the variables result_environment() records.
-bool changes_results(const std::string &name);
+bool changes_results(const std::string& name);
 
 } // namespace mmaemu::reports

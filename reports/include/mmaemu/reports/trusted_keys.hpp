@@ -22,6 +22,6 @@ struct TrustedKeys {
 
 // Reads every *.pub in `dir` (other files are ignored). Throws SigningError if `dir` is not a
 // folder or a .pub file is not an Ed25519 public key, naming the file.
-TrustedKeys load_trusted_keys(const std::filesystem::path &dir);
+TrustedKeys load_trusted_keys(const std::filesystem::path& dir);
 
 } // namespace mmaemu::reports

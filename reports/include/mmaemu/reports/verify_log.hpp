@@ -21,11 +21,11 @@ struct LogVerification {
 // format mmaemu-validation-log/1; it says "signed": true and names a key fingerprint; that
 // key is among `keys`; <log>.sig holds exactly one base64 Ed25519 signature; and the
 // signature is valid for the log's bytes under that key. Anything else fails, with the reason.
-LogVerification verify_log(const std::filesystem::path &log, const TrustedKeys &keys);
+LogVerification verify_log(const std::filesystem::path& log, const TrustedKeys& keys);
 
 // The logs named by `paths`: files as given; folders searched recursively for *.json, skipping
 // folders named "keys" or ending in ".out" (tier artefacts), sorted. Throws
 // std::runtime_error naming a path that does not exist.
-std::vector<std::filesystem::path> collect_logs(const std::vector<std::filesystem::path> &paths);
+std::vector<std::filesystem::path> collect_logs(const std::vector<std::filesystem::path>& paths);
 
 } // namespace mmaemu::reports
