@@ -17,8 +17,12 @@ configure: bootstrap
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: replay every committed hardware recording on the reference backend.
+# The main job: replay every committed hardware recording on the reference backend, with a
+# validation log of the T1 tier (signed when MMAEMU_SIGNING_KEY names a private key).
 run: build
+	@$(BUILD)/harness/mmaemu tier run T1 --build-dir $(BUILD) >$(BUILD)/run-T1.txt 2>&1 || \
+	  { cat $(BUILD)/run-T1.txt; exit 1; }
+	@grep '^log:' $(BUILD)/run-T1.txt
 	@$(BUILD)/harness/mmaemu replay --backend reference recordings/data/public/*.h5
 
 test: build
