@@ -1,0 +1,1 @@
+0fhmofa4hyiJYfDuvhU42myt6XenqcEekNkvgS5OgljEX2iafFKiBDsf59bXBjEIYZhqOEL2D7/wN52d694cBA==

@@ -1,0 +1,1 @@
+Hyvp7J2zfbiOf6X/tLaGa82/d/XX6vAf0TrjQKrdxFYnL8pdp4lKjUteNtBGqbHF2+O69zgMb8KeM1omg7loBQ==

@@ -1,0 +1,1 @@
+b0GaHTf/urTNl5liupr3v4S+81UfPHQU6gUet/stKZAYPrhA4VSiK9QgmNHvJYbCRBpy1nUrKUCMb6bbWtfwCA==

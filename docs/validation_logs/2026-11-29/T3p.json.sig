@@ -1,0 +1,1 @@
+3HySstTWaT58sqZvvILguahbslz9BdJo/YxqyQZQuOVSYiZWN1pOYahYamvAN3jIIIeccju3MiU1n8oAiT9GCg==

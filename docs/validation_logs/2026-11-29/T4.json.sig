@@ -1,0 +1,1 @@
+3CrJYoJWwCemmWVSrSna9sR39WxBt4ekEO+rs8fYlTomtMnvhnhWIeti9D5u5CED/uV4tHwEaPuv3rbM8goxCg==

@@ -1,0 +1,1 @@
+ZP4tdCj+g34rqmrR+8w+zHrO68NkiZmsEeLwPYCxSE+ox+DKFpW5UgjQtA4uIO78n0Kjx5mPKtR/uz/2nX1SCw==
