@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "mmaemu/reports/markup_escape.hpp"
+
 namespace mmaemu::harness {
 
 namespace {
@@ -10,33 +12,7 @@ namespace {
 constexpr Outcome kAll[] = {Outcome::pass, Outcome::fail, Outcome::error, Outcome::unsupported,
                             Outcome::xfail};
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      // XML 1.0 forbids most control characters even escaped.
-      if (c < 0x20 && c != '\n' && c != '\t') {
-        out += '?';
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out;
-}
+std::string xml_escape(const std::string& s) { return reports::markup_escape(s); }
 
 std::string seconds_text(double s) {
   char buf[32];

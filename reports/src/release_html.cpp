@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "mmaemu/reports/markup_escape.hpp"
 #include "mmaemu/reports/release_report.hpp"
 #include "release_common.hpp"
 
@@ -12,32 +13,7 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
+std::string esc(const std::string& s) { return markup_escape(s); }
 
 const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
