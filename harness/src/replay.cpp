@@ -79,31 +79,18 @@ ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
   recs.reserve(files.size());
   for (const auto& f : files) recs.push_back(recordings::read_recording(f));
   ReplayResult out;
+  auto add = [&](SetResult s) {
+    out.passed += s.passed;
+    out.failed += s.failed;
+    out.errors += s.errors;
+    if (on_set) on_set(s);
+    out.sets.push_back(std::move(s));
+  };
   for (std::size_t i = 0; i < files.size(); ++i) {
-    for (const auto& batch : recs[i].mma) {
-      SetResult s = replay_batch(batch, files[i].string());
-      out.passed += s.passed;
-      out.failed += s.failed;
-      out.errors += s.errors;
-      if (on_set) on_set(s);
-      out.sets.push_back(std::move(s));
-    }
-    for (const auto& batch : recs[i].gemm) {
-      SetResult s = replay_gemm_batch(batch, files[i].string());
-      out.passed += s.passed;
-      out.failed += s.failed;
-      out.errors += s.errors;
-      if (on_set) on_set(s);
-      out.sets.push_back(std::move(s));
-    }
-    for (const auto& batch : recs[i].gemm_call) {
-      SetResult s = replay_gemm_call_batch(batch, files[i].string());
-      out.passed += s.passed;
-      out.failed += s.failed;
-      out.errors += s.errors;
-      if (on_set) on_set(s);
-      out.sets.push_back(std::move(s));
-    }
+    const std::string file = files[i].string();
+    for (const auto& batch : recs[i].mma) add(replay_batch(batch, file));
+    for (const auto& batch : recs[i].gemm) add(replay_gemm_batch(batch, file));
+    for (const auto& batch : recs[i].gemm_call) add(replay_gemm_call_batch(batch, file));
   }
   return out;
 }
