@@ -74,6 +74,17 @@ void run_case(CaseResult& r, const std::string& expect_error, Body body) {
   }
 }
 
+// A set's result before its cases: where it came from; `kind` stands in the preset column.
+SetResult start_set(const std::string& name, const char* kind, const recordings::Attributes& attrs,
+                    const std::string& file) {
+  SetResult s;
+  s.file = file;
+  s.name = name;
+  s.preset = kind;
+  if (auto it = attrs.find("gpu"); it != attrs.end()) s.gpu = it->second;
+  return s;
+}
+
 void tally(SetResult& s, const CaseResult& r) {
   if (r.outcome == Outcome::pass) ++s.passed;
   else if (r.outcome == Outcome::fail) ++s.failed;
@@ -107,11 +118,7 @@ Tensor tensor_from_json(const json& j, const std::vector<std::uint8_t>* storage,
 }  // namespace
 
 SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file) {
-  SetResult s;
-  s.file = file;
-  s.name = batch.name;
-  s.preset = "gemm";
-  if (auto it = batch.attrs.find("gpu"); it != batch.attrs.end()) s.gpu = it->second;
+  SetResult s = start_set(batch.name, "gemm", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : batch.cases) {
     CaseResult r;
@@ -158,11 +165,7 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
 }
 
 SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file) {
-  SetResult s;
-  s.file = file;
-  s.name = batch.name;
-  s.preset = "gemm_call";
-  if (auto it = batch.attrs.find("gpu"); it != batch.attrs.end()) s.gpu = it->second;
+  SetResult s = start_set(batch.name, "gemm_call", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : batch.calls) {
     json call;
