@@ -14,6 +14,7 @@ include(CMakePackageConfigHelpers)
 
 set(MMAEMU_INSTALL_CMAKEDIR lib/cmake/mmaemu)
 set(_mmaemu_export_names
+  mmaemu_support support
   mmaemu_emulator emulator
   mmaemu_recordings recordings
   mmaemu_reports reports
@@ -33,7 +34,7 @@ install(TARGETS ${_mmaemu_libs} mmaemu
   LIBRARY DESTINATION lib
   ARCHIVE DESTINATION lib
   INCLUDES DESTINATION include)
-foreach(_area emulator recordings reports harness)
+foreach(_area support emulator recordings reports harness)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_area}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_area}/include/ DESTINATION include
       FILES_MATCHING PATTERN "*.hpp")

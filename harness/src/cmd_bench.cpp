@@ -18,7 +18,7 @@
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -118,7 +118,7 @@ int run_bench_gemm(const BenchArgs& args) {
                         {"sgemm_seconds", blas_s}, {"sgemm_gmacs", macs / blas_s / 1e9},
                         {"ratio", ref_s / blas_s}};
     try {
-      harness::write_file_atomic(args.json, j.dump(2) + "\n");
+      support::write_file_atomic(args.json, j.dump(2) + "\n");
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;

@@ -7,7 +7,7 @@
 #include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/explain.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 
 namespace mmaemu::cli {
 
@@ -58,7 +58,7 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
   for (const auto& n : plan.notes) std::printf("note        %s\n", n.c_str());
   if (!json_path.empty()) {
     try {
-      harness::write_file_atomic(json_path, call_plan_json(plan) + "\n");
+      support::write_file_atomic(json_path, call_plan_json(plan) + "\n");
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;

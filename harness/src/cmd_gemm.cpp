@@ -13,9 +13,9 @@
 #include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/recordings/recording.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 
 namespace mmaemu::cli {
 
@@ -48,7 +48,7 @@ std::string result_sha256(const Tensor& t) {
     const std::uint32_t v = t.bits_flat(i);
     for (int k = 0; k < es; ++k) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
   }
-  return recordings::sha256_hex(bytes.data(), bytes.size());
+  return support::sha256_hex(bytes.data(), bytes.size());
 }
 
 int run_gemm(GemmArgs args) {
@@ -144,7 +144,7 @@ int run_gemm(GemmArgs args) {
     if (!args.json.empty()) {
       nlohmann::json j = {{"operands", source}, {"dtype", spec(result.dtype()).torch_name},
                           {"shape", result.shape()}, {"seconds", seconds}, {"sha256", sha}};
-      harness::write_file_atomic(args.json, j.dump(2) + "\n");
+      support::write_file_atomic(args.json, j.dump(2) + "\n");
     }
   } catch (const std::exception& e) {
     error_line(e.what());

@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/emulator/profile.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 
 namespace mmaemu::cli {
 
@@ -78,7 +78,7 @@ int run_info(const std::string& json_path, int device) {
   if (device >= 0) std::printf("device %d: unavailable (no CUDA device is visible)\n", device);
   if (!json_path.empty()) {
     try {
-      harness::write_file_atomic(json_path, j.dump(2) + "\n");
+      support::write_file_atomic(json_path, j.dump(2) + "\n");
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;

@@ -7,9 +7,9 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/harness/replay.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 
 namespace mmaemu::cli {
 
@@ -36,7 +36,7 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
   j["backend"] = backend;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : args.files) {
-    files.push_back({{"path", f}, {"sha256", recordings::sha256_file(f)}});
+    files.push_back({{"path", f}, {"sha256", support::sha256_file(f)}});
   }
   j["files"] = files;
   nlohmann::json sets = nlohmann::json::array();
@@ -116,7 +116,7 @@ int run_replay(const ReplayArgs& args) {
   }
   if (!args.json.empty()) {
     try {
-      harness::write_file_atomic(args.json, to_json(result, args, backend).dump(2) + "\n");
+      support::write_file_atomic(args.json, to_json(result, args, backend).dump(2) + "\n");
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;

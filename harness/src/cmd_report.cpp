@@ -11,7 +11,7 @@
 #include "commands.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/log_writer.hpp"
@@ -148,7 +148,7 @@ int run_merge(const ReportArgs& a) {
       }
       const std::string bytes = reports::read_file_bytes(p);
       shards.push_back({fs::path(p).filename().string(),
-                        recordings::sha256_hex(bytes.data(), bytes.size()),
+                        support::sha256_hex(bytes.data(), bytes.size()),
                         reports::parse_json_text(bytes, p)});
     }
   } catch (const std::exception& e) {

@@ -14,7 +14,7 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/harness/atomic_file.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
@@ -231,7 +231,7 @@ int run_run(const TierArgs& a) {
   }
   if (!a.junit.empty()) {
     try {
-      harness::write_file_atomic(a.junit, harness::junit_xml(result));
+      support::write_file_atomic(a.junit, harness::junit_xml(result));
       summary["junit"] = a.junit;
     } catch (const std::exception& e) {
       error_line(std::string("--junit: ") + e.what());

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "mmaemu/harness/tier_process.hpp"
+#include "mmaemu/support/process.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "tier_kinds.hpp"
 
@@ -50,13 +50,13 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     argv.push_back(expand(a.get<std::string>()));
     shown += (shown.empty() ? "" : " ") + argv.back();
   }
-  ProcessOptions po;
+  support::ProcessOptions po;
   po.timeout_s = t.run.value("timeout_s", 0.0);
   if (opt.verbose)
     po.on_line = [&](const std::string& l) { std::fprintf(opt.text, "%s\n", l.c_str()); };
   std::fprintf(opt.text, "%s: %s\n", t.name.c_str(), shown.c_str());
   std::fflush(opt.text);
-  const ProcessResult res = run_process(argv, po);
+  const support::ProcessResult res = support::run_process(argv, po);
   r.details = {{"command", shown}, {"exit_code", res.exit_code}};
   if (res.exit_code != 0) {
     r.add({"command", Outcome::error, 0,

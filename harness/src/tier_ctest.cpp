@@ -5,8 +5,8 @@
 #include <regex>
 #include <thread>
 
-#include "mmaemu/harness/tier_process.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/process.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "tier_kinds.hpp"
 
@@ -130,7 +130,7 @@ void collect_coverage(const fs::path& build, const std::optional<fs::path>& sour
       break;
     }
   }
-  const auto gcovr = find_program("gcovr");
+  const auto gcovr = support::find_program("gcovr");
   if (!instrumented) {
     cov = {{"available", false},
            {"reason", build.string() + " is not built with -DMMAEMU_COVERAGE=ON (no .gcno files)"}};
@@ -164,7 +164,7 @@ void collect_coverage(const fs::path& build, const std::optional<fs::path>& sour
                                      "--json-summary",
                                      summary.string(),
                                      "--print-summary"};
-    const auto res = run_process(argv, ProcessOptions::in_dir(*source));
+    const auto res = support::run_process(argv, support::ProcessOptions::in_dir(*source));
     if (res.exit_code != 0) {
       cov = {{"available", false},
              {"reason", "gcovr failed (exit " + std::to_string(res.exit_code) +
@@ -184,7 +184,7 @@ void collect_coverage(const fs::path& build, const std::optional<fs::path>& sour
              {"report_dir", dir.string()},
              {"html", (dir / "index.html").string()},
              {"cobertura", (dir / "coverage.xml").string()},
-             {"summary_sha256", recordings::sha256_file(summary)},
+             {"summary_sha256", support::sha256_file(summary)},
              {"all_line_percent", s.value("line_percent", 0.0)},
              {"emulator_lines_covered", covered},
              {"emulator_lines_total", total},
@@ -201,7 +201,7 @@ void collect_coverage(const fs::path& build, const std::optional<fs::path>& sour
 
 void run_ctest_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const fs::path build = *opt.layout.build_dir;
-  const auto ctest = find_program("ctest");
+  const auto ctest = support::find_program("ctest");
   if (!ctest) {
     r.verdict = Outcome::unsupported;
     r.reason = "needs ctest (CMake) in PATH";
@@ -247,7 +247,7 @@ void run_ctest_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   }
   const std::regex progress_re(R"(^\s*(\d+)/(\d+) Test\s+#\d+: (\S+))");
   bool begun = false;
-  ProcessOptions po;
+  support::ProcessOptions po;
   po.cwd = build;
   po.timeout_s = t.run.value("timeout_s", 0.0);
   po.on_line = [&](const std::string& line) {
@@ -262,7 +262,7 @@ void run_ctest_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     if (opt.verbose)
       std::fprintf(opt.text, "%s\n", line.c_str());
   };
-  const ProcessResult res = run_process(argv, po);
+  const support::ProcessResult res = support::run_process(argv, po);
   if (opt.progress && begun)
     opt.progress->end();
   r.details = {

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "mmaemu/harness/tier_process.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/process.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "tier_kinds.hpp"
@@ -34,15 +34,15 @@ public:
   bool ok() const { return ok_; }
 
   // Runs one step; a non-zero exit fails it (and every later step is skipped).
-  ProcessResult run(const std::string& id, const std::vector<std::string>& argv,
-                    const ProcessOptions& base = {}) {
-    ProcessOptions po = base;
+  support::ProcessResult run(const std::string& id, const std::vector<std::string>& argv,
+                    const support::ProcessOptions& base = {}) {
+    support::ProcessOptions po = base;
     if (po.timeout_s == 0)
       po.timeout_s = timeout_s_;
     if (opt_.verbose)
       po.on_line = [this](const std::string& l) { std::fprintf(opt_.text, "  %s\n", l.c_str()); };
     const auto t0 = std::chrono::steady_clock::now();
-    ProcessResult res = run_process(argv, po);
+    support::ProcessResult res = support::run_process(argv, po);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (res.exit_code == 0) {
       record(id, Outcome::pass, s, "");
@@ -94,7 +94,7 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const fs::path build = *opt.layout.build_dir;
   const fs::path source = *opt.layout.source_dir;
   for (const char* prog : {"cpack", "cmake", "tar"}) {
-    if (!find_program(prog)) {
+    if (!support::find_program(prog)) {
       r.verdict = Outcome::unsupported;
       r.reason = std::string("needs ") + prog + " in PATH";
       return;
@@ -132,7 +132,7 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   steps.run("package/cpack",
             {"cpack", "-G", generator, "--config", (build / "CPackConfig.cmake").string(), "-B",
              pkg_dir.string()},
-            ProcessOptions::in_dir(build));
+            support::ProcessOptions::in_dir(build));
   fs::path tarball;
   if (steps.ok()) {
     for (const auto& e : fs::directory_iterator(pkg_dir, ec)) {
@@ -144,10 +144,10 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   }
   if (steps.ok()) {
     r.inputs.push_back(
-        {tarball.filename().string(), recordings::sha256_file(tarball), fs::file_size(tarball)});
+        {tarball.filename().string(), support::sha256_file(tarball), fs::file_size(tarball)});
     details["package"] = tarball.filename().string();
     // 2. What it must hold: the CLI, libraries, headers, CMake package, tiers, recordings.
-    const auto list = run_process({"tar", "-tzf", tarball.string()});
+    const auto list = support::run_process({"tar", "-tzf", tarball.string()});
     std::string missing;
     for (const char* want :
          {"/bin/mmaemu", "/lib/libmmaemu_emulator.a", "/lib/libmmaemu_recordings.a",
@@ -170,7 +170,7 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   // 4-5. The installed binary alone: a working directory outside every tree, no log or key
   // variables that could point back into the source tree.
   const fs::path exe = prefix / "bin" / "mmaemu";
-  ProcessOptions isolated;
+  support::ProcessOptions isolated;
   isolated.cwd = work;
   isolated.unset_env = {"MMAEMU_LOG_DIR", "MMAEMU_SIGNING_KEY"};
   if (steps.ok()) {
@@ -213,7 +213,7 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
         consumer.string(),
         "-DCMAKE_BUILD_TYPE=Release",
         "-DCMAKE_PREFIX_PATH=" + prefix.string()};
-    if (find_program("ninja")) {
+    if (support::find_program("ninja")) {
       cfg.push_back("-G");
       cfg.push_back("Ninja");
     }

@@ -9,7 +9,7 @@
 #include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/preset.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {
@@ -333,7 +333,7 @@ void run_replay_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     const std::string rel = fs::relative(f, dir, ec).string();
     InputFile in{rel, "", 0};
     try {
-      in.sha256 = recordings::sha256_file(f);
+      in.sha256 = support::sha256_file(f);
       in.bytes = fs::file_size(f);
     } catch (const std::exception& e) {
       r.add({rel, Outcome::error, 0, e.what()});

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/harness/tier_process.hpp"
+#include "mmaemu/support/process.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "tier_kinds.hpp"
 
@@ -85,7 +85,7 @@ std::optional<std::string> missing_command(const TierSpec& t, const RunOptions& 
       start = sp + 1;
     }
     argv.push_back("--help");
-    const auto res = run_process(argv, ProcessOptions::with_timeout(60));
+    const auto res = support::run_process(argv, support::ProcessOptions::with_timeout(60));
     const bool found = res.exit_code == 0 && res.output.find(" " + c + " [") != std::string::npos;
     if (!found)
       return "needs the `mmaemu " + c + "` command, which this build of mmaemu lacks";

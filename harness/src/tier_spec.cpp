@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 
 namespace mmaemu::harness {
@@ -147,7 +147,7 @@ TierSpec load_tier_file(const fs::path& file) {
   Reader top(file, j, "");
   TierSpec t;
   t.file = file;
-  t.file_sha256 = recordings::sha256_hex(text.data(), text.size());
+  t.file_sha256 = support::sha256_hex(text.data(), text.size());
   const std::string schema = top.str("schema");
   if (schema != kTierSchema) {
     top.fail_key("schema", "is '" + schema + "', expected '" + kTierSchema + "'");

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "tier_kinds.hpp"
@@ -109,7 +109,7 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
   }
   // 1. Snapshot and pin before anything is read.
   const TreeSnapshot before = snapshot_tree(truth_dir);
-  const std::string manifest_sha = recordings::sha256_file(manifest);
+  const std::string manifest_sha = support::sha256_file(manifest);
   json man;
   try {
     man = reports::read_json_file(manifest);
@@ -155,7 +155,7 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
       rows.push_back(row);
       continue;
     }
-    row.sha256 = recordings::sha256_file(f);
+    row.sha256 = support::sha256_file(f);
     r.inputs.push_back({rel, row.sha256, fs::file_size(f)});
     if (!expected_sha.empty() && expected_sha != row.sha256) {
       row.status = "sha256 differs from manifest";
@@ -214,7 +214,7 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
              : std::to_string(changes.size()) + " change(s) during the run: " + change_text});
   std::string manifest_after;
   try {
-    manifest_after = recordings::sha256_file(manifest);
+    manifest_after = support::sha256_file(manifest);
   } catch (const std::exception&) {
     manifest_after = "(unreadable)";
   }

@@ -11,7 +11,7 @@
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/harness/tier_truth.hpp"
 #include "mmaemu/recordings/recording.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "ref_chain.hpp"
 #include "tier_test_support.hpp"
 
@@ -88,7 +88,7 @@ protected:
     for (const char* p : {"synthetic.h5", "sub/H100_E4M3.h5"}) {
       json e = {{"path", p}};
       if (with_sha)
-        e["sha256"] = recordings::sha256_file(truth / p);
+        e["sha256"] = support::sha256_file(truth / p);
       m["recordings"].push_back(e);
     }
     tiertest::spit(truth / "manifest.json", m.dump(2));
@@ -117,7 +117,7 @@ TEST_F(Truth, AMatchingTruthPassesAndIsLeftExactlyAsItWas) {
   EXPECT_TRUE(diff_snapshots(before, snapshot_tree(truth)).empty());
   const json r = replay_json();
   EXPECT_EQ(r["verdict"], "PASS");
-  EXPECT_EQ(r["manifest_sha256"], recordings::sha256_file(truth / "manifest.json"));
+  EXPECT_EQ(r["manifest_sha256"], support::sha256_file(truth / "manifest.json"));
   EXPECT_EQ(r["totals"]["zero_sign"], 0);
   EXPECT_EQ(r["totals"]["nan_payload"], 0);
   EXPECT_EQ(r["recordings"].size(), 2u);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mmaemu/harness/tier_process.hpp"
+#include "mmaemu/support/process.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
 
 namespace tiertest {
@@ -80,7 +80,7 @@ inline CliResult run_mmaemu(const std::vector<std::string>& args,
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" >\"$OUT\" 2>\"$ERR\"", "sh",
                                    MMAEMU_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  mmaemu::harness::ProcessOptions po;
+  mmaemu::support::ProcessOptions po;
   po.set_env = set;
   po.set_env["OUT"] = (io / "out").string();
   po.set_env["ERR"] = (io / "err").string();
@@ -92,7 +92,7 @@ inline CliResult run_mmaemu(const std::vector<std::string>& args,
   if (!cwd.empty())
     po.cwd = cwd;
   po.timeout_s = 600;
-  const auto r = mmaemu::harness::run_process(argv, po);
+  const auto r = mmaemu::support::run_process(argv, po);
   return {r.exit_code, slurp(io / "out"), slurp(io / "err")};
 }
 

@@ -11,7 +11,7 @@
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/preset.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 
 namespace mmaemu::recordings {
 
@@ -241,7 +241,7 @@ Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
   b.attrs["c_file_values"] = map.c_policy == "zero" ? "ignored: the hardware zeroed the accumulator"
                                                     : "used as the chain's input";
   for (const auto& p : {f.a, f.b, f.c, f.d}) {
-    b.attrs["sha256:" + p.filename().string()] = sha256_file(p);
+    b.attrs["sha256:" + p.filename().string()] = support::sha256_file(p);
   }
 
   Recording rec;

@@ -13,7 +13,7 @@
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/harness/replay.hpp"
 #include "mmaemu/recordings/import_public.hpp"
-#include "mmaemu/recordings/sha256.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "public_set_writer.hpp"
 
 namespace fs = std::filesystem;
@@ -27,7 +27,7 @@ using mmaemu::recordings::ImportOptions;
 using mmaemu::recordings::map_gpu;
 using mmaemu::recordings::MmaBatch;
 using mmaemu::recordings::Recording;
-using mmaemu::recordings::sha256_file;
+using mmaemu::support::sha256_file;
 using testing::HasSubstr;
 using testsupport::SetData;
 using testsupport::SetSpec;

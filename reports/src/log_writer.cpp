@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "mmaemu/reports/base64.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 
 namespace mmaemu::reports {
@@ -123,7 +123,7 @@ fs::path signature_path(const fs::path& log) {
 }
 
 std::string signature_file_text(const std::string& raw_signature) {
-  return base64_encode(raw_signature) + "\n";
+  return support::base64_encode(raw_signature) + "\n";
 }
 
 PublishedLog publish_log(nlohmann::json log, const fs::path& dir, const std::string& stem,

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "mmaemu/reports/base64.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 
@@ -68,7 +68,7 @@ LogVerification verify_log(const fs::path& log, const TrustedKeys& keys) {
   } catch (const std::exception& e) {
     return fail(v, e.what());
   }
-  const auto sig = base64_decode(sig_text);
+  const auto sig = support::base64_decode(sig_text);
   if (!sig)
     return fail(v, "signature file " + sig_file.string() + " is not base64 (truncated?)");
   if (sig->size() != kSignatureBytes) {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "mmaemu/reports/base64.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/ed25519.hpp"
 #include "mmaemu/reports/trusted_keys.hpp"
 #include "temp_dir.hpp"
@@ -85,17 +85,17 @@ TEST(TrustedKeys, ReadsEveryPubFileAndRejectsABadOne) {
 TEST(Base64, RoundTripsEveryLengthAndRejectsTruncation) {
   std::string bytes;
   for (int n = 0; n < 70; ++n) {
-    const std::string enc = base64_encode(bytes);
-    const auto dec = base64_decode(enc);
+    const std::string enc = support::base64_encode(bytes);
+    const auto dec = support::base64_decode(enc);
     ASSERT_TRUE(dec.has_value()) << n;
     EXPECT_EQ(*dec, bytes) << n;
     bytes += static_cast<char>(n * 37 + 11);
   }
-  const std::string enc = base64_encode(std::string(64, '\xA5'));
+  const std::string enc = support::base64_encode(std::string(64, '\xA5'));
   EXPECT_EQ(enc.size(), 88u);
-  EXPECT_FALSE(base64_decode(enc.substr(0, 87)).has_value());
-  EXPECT_FALSE(base64_decode(enc.substr(0, 40) + "!" + enc.substr(41)).has_value());
-  EXPECT_EQ(base64_decode(enc.substr(0, 40))->size(), 30u); // valid but short: caught by size
+  EXPECT_FALSE(support::base64_decode(enc.substr(0, 87)).has_value());
+  EXPECT_FALSE(support::base64_decode(enc.substr(0, 40) + "!" + enc.substr(41)).has_value());
+  EXPECT_EQ(support::base64_decode(enc.substr(0, 40))->size(), 30u); // valid but short: caught by size
 }
 
 } // namespace

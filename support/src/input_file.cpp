@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/support/input_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "mmaemu/support/text.hpp"
+
+namespace mmaemu::support {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string name(const fs::path& p) { return printable(p.string(), 256); }
+
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a folder";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+// Refuses what is not a regular file of at most `max` bytes; returns the size.
+std::uint64_t check_stat(const struct stat& st, const fs::path& path, std::uint64_t max,
+                         std::string_view what) {
+  if (!S_ISREG(st.st_mode)) {
+    throw FileError(name(path) + ": " + std::string(what) + " is " + kind_of(st.st_mode) +
+                    ", not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max) {
+    throw FileError(name(path) + ": " + std::string(what) + " is " + std::to_string(size) +
+                    " bytes, over the limit of " + std::to_string(max));
+  }
+  return size;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::uint64_t check_input_file(const fs::path& path, std::uint64_t max_bytes,
+                               std::string_view what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw FileError(name(path) + ": " + std::string(what) + " cannot be opened (" +
+                    std::strerror(errno) + ")");
+  }
+  return check_stat(st, path, max_bytes, what);
+}
+
+std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::string_view what) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (f.fd < 0) {
+    throw FileError(name(path) + ": " + std::string(what) + " cannot be opened (" +
+                    std::strerror(errno) + ")");
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) {
+    throw FileError(name(path) + ": " + std::string(what) + " cannot be read (" +
+                    std::strerror(errno) + ")");
+  }
+  const std::uint64_t size = check_stat(st, path, max_bytes, what);
+  std::string out;
+  out.resize(static_cast<std::size_t>(size));
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      throw FileError(name(path) + ": " + std::string(what) + " cannot be read (" +
+                      std::strerror(errno) + ")");
+    }
+    if (n == 0) break;  // shrank while reading: keep what is there
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+void check_output_path(const fs::path& out, const std::vector<fs::path>& inputs) {
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) == 0) {
+    struct stat target {};
+    if (S_ISLNK(st.st_mode) && ::stat(out.c_str(), &target) == 0) st = target;
+    if (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode)) {
+      throw FileError(name(out) + ": output is " + kind_of(st.st_mode) +
+                      "; refusing to replace it");
+    }
+    for (const auto& in : inputs) {
+      struct stat is {};
+      if (::stat(in.c_str(), &is) == 0 && is.st_dev == st.st_dev && is.st_ino == st.st_ino) {
+        throw FileError(name(out) + ": output is the input " + name(in) +
+                        "; refusing to replace it");
+      }
+    }
+  }
+}
+
+}  // namespace mmaemu::support
