@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build run test bench clean coverage package
+.PHONY: all bootstrap configure build run test bench clean coverage package sanitize sanitize-build fuzz
 
 all: build
 
@@ -53,6 +53,26 @@ coverage: bootstrap
 	  --coverage $(COVERAGE_BUILD)/coverage
 	@test -f $(COVERAGE_BUILD)/coverage/coverage.xml
 	@echo "coverage: $(COVERAGE_BUILD)/coverage/index.html, $(COVERAGE_BUILD)/coverage/coverage.xml"
+
+# The whole ctest suite under AddressSanitizer and UndefinedBehaviorSanitizer (clang, one build
+# in build-san/ that also holds the libFuzzer targets), then every fuzz seed replayed once.
+SAN_BUILD ?= build-san
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+sanitize-build: bootstrap
+	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DMMAEMU_SANITIZE=ON -DMMAEMU_FUZZ=ON -DMMAEMU_BENCH=OFF \
+	  $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(SAN_BUILD) -j $(JOBS)
+
+sanitize: sanitize-build
+	@cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow
+
+# Each libFuzzer target for FUZZ_SECONDS (default 30) from its committed seed corpus; new
+# inputs go to a scratch folder, crashes to $(SAN_BUILD)/fuzz-artifacts/.
+FUZZ_SECONDS ?= 30
+fuzz: sanitize-build
+	@$(SAN_ENV) bash scripts/fuzz $(SAN_BUILD) $(FUZZ_SECONDS)
 
 clean:
 	@rm -rf $(BUILD)

@@ -35,10 +35,14 @@
 
 // GCC 12's _mm512_undefined_* (inside many AVX-512 intrinsics) trips -Wmaybe-uninitialized
 // (GCC bug 105593); the warning points into the header, so it is silenced for the header only.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 
 #include "chain_gemm_internal.hpp"
 #include "mmaemu/emulator/block_fma.hpp"

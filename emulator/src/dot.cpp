@@ -16,10 +16,12 @@ constexpr std::uint32_t kNegInf32 = 0xFF800000u;
 
 void check_formats(FormatPair fmt) {
   if (!is_fp8(fmt.a)) {
-    throw ValueError(std::string("dot: format of a must be e4m3 or e5m2, got ") + format_name(fmt.a));
+    throw ValueError(std::string("dot: format of a must be e4m3 or e5m2, got ") +
+                     format_name(fmt.a));
   }
   if (!is_fp8(fmt.b)) {
-    throw ValueError(std::string("dot: format of b must be e4m3 or e5m2, got ") + format_name(fmt.b));
+    throw ValueError(std::string("dot: format of b must be e4m3 or e5m2, got ") +
+                     format_name(fmt.b));
   }
 }
 
@@ -33,10 +35,14 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
   constexpr auto kZero = static_cast<std::uint8_t>(ValueClass::zero);
   constexpr auto kInf = static_cast<std::uint8_t>(ValueClass::inf);
   // Fast path: nothing special at all (the usual case).
-  bool any = false;
-  for (std::size_t k = 0; k < K; ++k) any |= (ta[a[k]].cls > kFinite) | (tb[b[k]].cls > kFinite);
+  unsigned any = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    any |= static_cast<unsigned>(ta[a[k]].cls > kFinite) |
+           static_cast<unsigned>(tb[b[k]].cls > kFinite);
+  }
   const std::uint32_t cexp = (c_bits >> 23) & 0xFFu;
-  if (!any && cexp != 0xFFu) return false;
+  if (!any && cexp != 0xFFu)
+    return false;
 
   bool nan = false;
   bool pos_inf = false;
@@ -51,11 +57,12 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
   for (std::size_t k = 0; k < K; ++k) {
     const Fp8Operand& x = ta[a[k]];
     const Fp8Operand& y = tb[b[k]];
-    if (x.cls <= kFinite && y.cls <= kFinite) continue;
+    if (x.cls <= kFinite && y.cls <= kFinite)
+      continue;
     if (x.cls > kInf || y.cls > kInf) {
-      nan = true;  // a NaN operand
+      nan = true; // a NaN operand
     } else if (x.cls == kZero || y.cls == kZero) {
-      nan = true;  // Inf * 0
+      nan = true; // Inf * 0
     } else {
       ((x.neg ^ y.neg) ? neg_inf : pos_inf) = true;
     }
@@ -71,19 +78,21 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
 std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
                     std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
   std::uint32_t special;
-  if (nonfinite_result(a, b, K, c_bits, fmt, special)) return special;
+  if (nonfinite_result(a, b, K, c_bits, fmt, special))
+    return special;
   const BlockContext ctx(fmt.a, fmt.b, p);
   std::uint32_t c = c_bits;
   const auto nfma = static_cast<std::size_t>(p.nfma);
   for (std::size_t k0 = 0; k0 < K; k0 += nfma) {
     const std::size_t n = K - k0 < nfma ? K - k0 : nfma;
     c = block_fma(ctx, a + k0, b + k0, static_cast<int>(n), c);
-    if (((c >> 23) & 0xFFu) == 0xFFu) break;  // an overflow to Inf ends the chain
+    if (((c >> 23) & 0xFFu) == 0xFFu)
+      break; // an overflow to Inf ends the chain
   }
   return c;
 }
 
-}  // namespace
+} // namespace
 
 std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
                   std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
@@ -104,4 +113,4 @@ void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t*
   }
 }
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

@@ -7,6 +7,7 @@
 
 #include <xmmintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -55,14 +56,25 @@ inline std::uint32_t to_bf16(std::uint32_t b) {
   return ((b + 0x7FFFu + lsb) >> 16) & 0xFFFFu;  // finite overflow carries into Inf
 }
 
-// fp16: the compiler's _Float16 conversion (IEEE round to nearest even, subnormals, Inf).
+// fp16 by binary64 arithmetic (not the library's integer code): scale |x| so that one fp16
+// step of its binade (2^-24 below 2^-14) is 1, round with nearbyint (the default mode, to
+// nearest even), scale back exactly, then read the fields off the rounded value.
 inline std::uint32_t to_fp16(std::uint32_t b) {
   if (is_nan32(b)) return 0x7FFFu;
-  volatile float x = f(b);
-  const _Float16 h = static_cast<_Float16>(x);
-  std::uint16_t r;
-  std::memcpy(&r, &h, 2);
-  return r;
+  const std::uint32_t sign = (b >> 16) & 0x8000u;
+  const double ax = std::fabs(static_cast<double>(f(b)));
+  if (std::isinf(ax)) return sign | 0x7C00u;
+  if (ax == 0.0) return sign;
+  int e2 = 0;
+  std::frexp(ax, &e2);  // ax = m * 2^e2, m in [0.5, 1)
+  const int ue = std::max(e2 - 1, -14);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(ax, 10 - ue)), ue - 10);
+  if (r > 65504.0) return sign | 0x7C00u;
+  if (r < 0x1p-14) return sign | static_cast<std::uint32_t>(std::ldexp(r, 24));
+  std::frexp(r, &e2);
+  const int re = e2 - 1;
+  const auto mant = static_cast<std::uint32_t>(std::ldexp(r, 10 - re)) - 1024u;
+  return sign | (static_cast<std::uint32_t>(re + 15) << 10) | mant;
 }
 
 // The value of an FP8 code from its bit fields (binary64, exact); finite=false for Inf/NaN.
