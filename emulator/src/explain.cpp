@@ -13,14 +13,15 @@ void fail(CallPlan& plan, const MmaemuError& e) {
   plan.error_message = e.what();
 }
 
-}  // namespace
+} // namespace
 
 CallPlan explain(const ScaledMmCall& call) {
   CallPlan plan;
   plan.use_fast_accum = call.use_fast_accum;
   const Profile* profile = call.profile_ptr;
   try {
-    if (!profile) profile = &get_profile_or_default(call.profile);
+    if (!profile)
+      profile = &get_profile_or_default(call.profile);
   } catch (const MmaemuError& e) {
     fail(plan, e);
     return plan;
@@ -35,9 +36,9 @@ CallPlan explain(const ScaledMmCall& call) {
                              "preset '" + preset.name + "' is experimental: " + preset.evidence});
   }
   if (profile->maturity == Maturity::experimental) {
-    plan.warnings.push_back({WarningClass::experimental_preset, "profile:" + profile->name,
-                             "profile '" + profile->name + "' is experimental (" +
-                                 profile->gpu_name + ")"});
+    plan.warnings.push_back(
+        {WarningClass::experimental_preset, "profile:" + profile->name,
+         "profile '" + profile->name + "' is experimental (" + profile->gpu_name + ")"});
   }
   try {
     validate_scaled_mm(call, *profile);
@@ -62,11 +63,23 @@ CallPlan explain(const ScaledMmCall& call) {
   }
   // The checks made when the GEMM is planned.
   try {
-    SplitKQuery q{plan.M, plan.N, plan.K, call.input.dtype(), call.mat2.dtype(), out,
-                  call.use_fast_accum, true};
+    SplitKQuery q{
+        plan.M, plan.N, plan.K, call.input.dtype(), call.mat2.dtype(), out, call.use_fast_accum,
+        true};
     SplitDecision d = resolve_splitk(q, *profile, call.splitk, std::nullopt, /*dry=*/true);
-    for (const auto& w : d.warnings) plan.warnings.push_back(w);
+    for (const auto& w : d.warnings)
+      plan.warnings.push_back(w);
     plan.split = d;
+    // accumulate keeps S partial [M, N] results: the same limit as there.
+    std::int64_t partials = 0;
+    if (plan.K > 0 &&
+        (__builtin_mul_overflow(static_cast<std::int64_t>(d.S), plan.M * plan.N, &partials) ||
+         partials > kMaxTensorElements)) {
+      throw ValueError("accumulate: split-K S = " + std::to_string(d.S) +
+                       " with M*N = " + std::to_string(plan.M * plan.N) + " needs more than " +
+                       std::to_string(kMaxTensorElements) +
+                       " partial values (the emulator's limit, 2^40)");
+    }
     if (!call.use_fast_accum && !preset.slow_chunk) {
       throw UnsupportedFeatureError("use_fast_accum=False: preset '" + preset.name +
                                     "' has no characterised slow accumulation (slow_chunk none)");
@@ -75,9 +88,12 @@ CallPlan explain(const ScaledMmCall& call) {
     fail(plan, e);
     return plan;
   }
-  if (plan.K == 0) plan.notes.push_back("K = 0: no kernel runs; the output is zero-filled");
-  if (plan.M == 0 || plan.N == 0) plan.notes.push_back("M or N = 0: an empty result, no kernel runs");
-  if (call.use_fast_accum && plan.split && plan.split->S == 1 && plan.K >= (std::int64_t{1} << 24)) {
+  if (plan.K == 0)
+    plan.notes.push_back("K = 0: no kernel runs; the output is zero-filled");
+  if (plan.M == 0 || plan.N == 0)
+    plan.notes.push_back("M or N = 0: an empty result, no kernel runs");
+  if (call.use_fast_accum && plan.split && plan.split->S == 1 &&
+      plan.K >= (std::int64_t{1} << 24)) {
     plan.notes.push_back(
         "K >= 2^24 with fast accumulation: the CUDA kernels v4, v9, tc3 and h4 refuse an unsplit "
         "chain of this length when they run (ValueError at launch); the reference backend runs it");
@@ -109,7 +125,8 @@ std::string call_plan_json(const CallPlan& plan) {
   j["backend"] = plan.backend;
   j["fallbacks"] = plan.fallbacks;
   nlohmann::json w = nlohmann::json::array();
-  for (const auto& x : plan.warnings) w.push_back({{"class", warning_class_name(x.cls)}, {"message", x.message}});
+  for (const auto& x : plan.warnings)
+    w.push_back({{"class", warning_class_name(x.cls)}, {"message", x.message}});
   j["warnings"] = w;
   j["notes"] = plan.notes;
   j["out_dtype"] = plan.out_dtype;
@@ -118,4 +135,4 @@ std::string call_plan_json(const CallPlan& plan) {
   return j.dump(2);
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

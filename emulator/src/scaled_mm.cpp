@@ -9,13 +9,27 @@ std::uint32_t epilogue(std::uint32_t acc, std::uint32_t scale_a, std::uint32_t s
                        std::optional<std::uint32_t> scale_result, Format out, bool scaled_already) {
   const model::PlanDecisions& dec = model::decisions();
   std::uint32_t d = scaled_already ? acc : dec.scale(acc, scale_a, scale_b);
-  if (is_fp8(out) && scale_result) d = dec.scale_result(d, *scale_result);
+  if (is_fp8(out) && scale_result)
+    d = dec.scale_result(d, *scale_result);
   return dec.convert(d, out);
 }
 
 Tensor scaled_mm(const ScaledMmCall& call) {
-  const Profile& profile = call.profile_ptr ? *call.profile_ptr : get_profile_or_default(call.profile);
+  const Profile& profile =
+      call.profile_ptr ? *call.profile_ptr : get_profile_or_default(call.profile);
   validate_scaled_mm(call, profile);
+  for (auto [t, name] :
+       {std::pair{&call.input, "input"}, std::pair{&call.mat2, "mat2"},
+        std::pair{&call.scale_a, "scale_a"}, std::pair{&call.scale_b, "scale_b"}}) {
+    if (t->is_meta()) {
+      throw ValueError(std::string("scaled_mm: ") + name +
+                       " is a meta tensor (a shape without storage): explain() takes it, "
+                       "scaled_mm needs its elements");
+    }
+  }
+  if (call.scale_result && call.scale_result->is_meta()) {
+    throw ValueError("scaled_mm: scale_result is a meta tensor (a shape without storage)");
+  }
   const Format out_dtype = result_dtype(call);
   const std::int64_t M = call.input.size(0), K = call.input.size(1), N = call.mat2.size(1);
 
@@ -29,18 +43,21 @@ Tensor scaled_mm(const ScaledMmCall& call) {
   const std::uint32_t sa = call.scale_a.bits_flat(0);
   const std::uint32_t sb = call.scale_b.bits_flat(0);
   const bool prescale = model::decisions().alpha_before_reduction;
-  if (prescale) opt.scales_before_reduction = std::make_pair(sa, sb);
+  if (prescale)
+    opt.scales_before_reduction = std::make_pair(sa, sb);
 
   Tensor result = Tensor::zeros(out_dtype, {M, N});
   if (K == 0) {
     // torch zero-fills the output and runs no kernel; the split-K decision is still made.
     select_backend(call.backend);
-    resolve_splitk({M, N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum, true},
-                   profile, call.splitk);
+    resolve_splitk(
+        {M, N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum, true},
+        profile, call.splitk);
   } else if (M > 0 && N > 0) {
     const Tensor acc = accumulate(call.input, call.mat2.t(), call.use_fast_accum, opt);
     std::optional<std::uint32_t> sr;
-    if (call.scale_result) sr = call.scale_result->bits_flat(0);
+    if (call.scale_result)
+      sr = call.scale_result->bits_flat(0);
     for (std::int64_t i = 0; i < M * N; ++i) {
       result.set_bits_flat(i, epilogue(acc.bits_flat(i), sa, sb, sr, out_dtype, prescale));
     }
@@ -51,7 +68,8 @@ Tensor scaled_mm(const ScaledMmCall& call) {
         call.out->dtype() != out_dtype) {
       *call.out = result;
     } else {
-      for (std::int64_t i = 0; i < M * N; ++i) call.out->set_bits_flat(i, result.bits_flat(i));
+      for (std::int64_t i = 0; i < M * N; ++i)
+        call.out->set_bits_flat(i, result.bits_flat(i));
       return *call.out;
     }
   }
@@ -79,4 +97,4 @@ Tensor scaled_mm(const Tensor& input, const Tensor& mat2, const Tensor& scale_a,
   return scaled_mm(c);
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -12,36 +12,42 @@ namespace {
 
 std::string shape_text(const Tensor& t) {
   std::ostringstream os;
-  for (int i = 0; i < t.dim(); ++i) os << (i ? "x" : "") << t.size(i);
+  for (int i = 0; i < t.dim(); ++i)
+    os << (i ? "x" : "") << t.size(i);
   return os.str();
 }
 
-std::string dtype_name(Format f) { return std::string("torch.") + spec(f).torch_name; }
+std::string dtype_name(Format f) {
+  return std::string("torch.") + spec(f).torch_name;
+}
 
 void capability(const ScaledMmCall&, const Profile& p) {
   if (p.capability != "8.9" && std::stod(p.capability) < 9.0) {
     throw ReferenceRejectsError("torch._scaled_mm is only supported on CUDA devices with compute "
-                                "capability >= 9.0 or 8.9; profile '" + p.name + "' has " +
-                                p.capability);
+                                "capability >= 9.0 or 8.9; profile '" +
+                                p.name + "' has " + p.capability);
   }
 }
 
 void matrices(const ScaledMmCall& c, const Profile&) {
-  if (c.input.dim() != 2) throw ReferenceRejectsError("mat1 must be a matrix, got input " + c.input.describe());
-  if (c.mat2.dim() != 2) throw ReferenceRejectsError("mat2 must be a matrix, got mat2 " + c.mat2.describe());
+  if (c.input.dim() != 2)
+    throw ReferenceRejectsError("mat1 must be a matrix, got input " + c.input.describe());
+  if (c.mat2.dim() != 2)
+    throw ReferenceRejectsError("mat2 must be a matrix, got mat2 " + c.mat2.describe());
   if (c.input.size(1) != c.mat2.size(0)) {
-    throw ReferenceRejectsError("mat1 and mat2 shapes cannot be multiplied (" + shape_text(c.input) +
-                                " and " + shape_text(c.mat2) + ")");
+    throw ReferenceRejectsError("mat1 and mat2 shapes cannot be multiplied (" +
+                                shape_text(c.input) + " and " + shape_text(c.mat2) + ")");
   }
 }
 
 void scales(const ScaledMmCall& c, const Profile&) {
   if (c.scale_a.dtype() != Format::fp32 || c.scale_b.dtype() != Format::fp32) {
-    throw ReferenceRejectsError("Both scale_a and scale_b must be float (fp32) tensors; got scale_a " +
-                                dtype_name(c.scale_a.dtype()) + " and scale_b " +
-                                dtype_name(c.scale_b.dtype()));
+    throw ReferenceRejectsError(
+        "Both scale_a and scale_b must be float (fp32) tensors; got scale_a " +
+        dtype_name(c.scale_a.dtype()) + " and scale_b " + dtype_name(c.scale_b.dtype()));
   }
-  if (c.scale_a.numel() == 1 && c.scale_b.numel() == 1) return;  // tensor-wise
+  if (c.scale_a.numel() == 1 && c.scale_b.numel() == 1)
+    return; // tensor-wise
   const std::int64_t M = c.input.size(0), N = c.mat2.size(1);
   const bool rowwise = c.scale_a.dim() == 2 && c.scale_b.dim() == 2 && c.scale_a.size(0) == M &&
                        c.scale_a.size(1) == 1 && c.scale_b.size(0) == 1 && c.scale_b.size(1) == N &&
@@ -59,14 +65,17 @@ void scales(const ScaledMmCall& c, const Profile&) {
 }
 
 void scale_result(const ScaledMmCall& c, const Profile&) {
-  if (!c.scale_result) return;
+  if (!c.scale_result)
+    return;
   if (c.scale_result->numel() != 1 || c.scale_result->dtype() != Format::fp32) {
-    throw ReferenceRejectsError("scale_result must be a float scalar, got " + c.scale_result->describe());
+    throw ReferenceRejectsError("scale_result must be a float scalar, got " +
+                                c.scale_result->describe());
   }
 }
 
 void bias_size(const ScaledMmCall& c, const Profile&) {
-  if (!c.bias) return;
+  if (!c.bias)
+    return;
   if (c.bias->numel() != c.mat2.size(1)) {
     throw ReferenceRejectsError("Bias must be size " + std::to_string(c.mat2.size(1)) +
                                 " but got " + std::to_string(c.bias->numel()));
@@ -76,7 +85,8 @@ void bias_size(const ScaledMmCall& c, const Profile&) {
 void divisible16(const ScaledMmCall& c, const Profile&) {
   if (c.input.size(1) % 16 != 0) {
     throw ReferenceRejectsError("Expected trailing dimension of mat1 to be divisible by 16 but got "
-                                "mat1 shape: (" + shape_text(c.input) + ")");
+                                "mat1 shape: (" +
+                                shape_text(c.input) + ")");
   }
   if (c.mat2.size(0) % 16 != 0 || c.mat2.size(1) % 16 != 0) {
     throw ReferenceRejectsError("mat2 shape (" + shape_text(c.mat2) + ") must be divisible by 16");
@@ -92,10 +102,12 @@ void out_dtype_matches(const ScaledMmCall& c, const Profile&) {
 
 void fp8_inputs(const ScaledMmCall& c, const Profile&) {
   if (!is_fp8(c.input.dtype())) {
-    throw ReferenceRejectsError("Expected mat1 to be Float8 matrix got " + dtype_name(c.input.dtype()));
+    throw ReferenceRejectsError("Expected mat1 to be Float8 matrix got " +
+                                dtype_name(c.input.dtype()));
   }
   if (!is_fp8(c.mat2.dtype())) {
-    throw ReferenceRejectsError("Expected mat2 to be Float8 matrix got " + dtype_name(c.mat2.dtype()));
+    throw ReferenceRejectsError("Expected mat2 to be Float8 matrix got " +
+                                dtype_name(c.mat2.dtype()));
   }
 }
 
@@ -106,9 +118,11 @@ void not_e5m2_pair(const ScaledMmCall& c, const Profile&) {
 }
 
 void bias_dtype(const ScaledMmCall& c, const Profile&) {
-  if (!c.bias) return;
+  if (!c.bias)
+    return;
   const Format out = result_dtype(c);
-  if (out == Format::fp32) throw ReferenceRejectsError("Bias is not supported when out_dtype is set to Float32");
+  if (out == Format::fp32)
+    throw ReferenceRejectsError("Bias is not supported when out_dtype is set to Float32");
   const Format b = c.bias->dtype();
   if (b != Format::bf16 && b != Format::fp16) {
     throw ReferenceRejectsError("Bias must be either Half or BFloat16, but got " + dtype_name(b));
@@ -118,7 +132,8 @@ void bias_dtype(const ScaledMmCall& c, const Profile&) {
                                 dtype_name(b));
   }
   if (out == Format::fp16 && b != Format::fp16) {
-    throw ReferenceRejectsError("Bias must be Float16 to compute Half output, but got " + dtype_name(b));
+    throw ReferenceRejectsError("Bias must be Float16 to compute Half output, but got " +
+                                dtype_name(b));
   }
 }
 
@@ -144,10 +159,13 @@ bool cublas_sees_row_major(const Tensor& t) {
   const auto s0 = t.stride(0), s1 = t.stride(1), n0 = t.size(0), n1 = t.size(1);
   const bool row_contig = t.is_contiguous();
   const bool col_contig = (s0 == 1 || n0 <= 1) && (s1 == n0 || n1 <= 1);
-  if (row_contig || col_contig) return row_contig;  // dense: transposed iff contiguous
-  if (s0 == 1 && s1 >= std::max<std::int64_t>(1, n0)) return false;
-  if (s1 == 1 && s0 >= std::max<std::int64_t>(1, n1)) return true;
-  return true;  // any other layout is copied to a contiguous (row-major) tensor
+  if (row_contig || col_contig)
+    return row_contig; // dense: transposed iff contiguous
+  if (s0 == 1 && s1 >= std::max<std::int64_t>(1, n0))
+    return false;
+  if (s1 == 1 && s0 >= std::max<std::int64_t>(1, n1))
+    return true;
+  return true; // any other layout is copied to a contiguous (row-major) tensor
 }
 
 // torch returns before the layout check and the cuBLASLt call when M, K or N is 0.
@@ -156,31 +174,35 @@ bool empty_call(const ScaledMmCall& c) {
 }
 
 void layouts(const ScaledMmCall& c, const Profile&) {
-  if (empty_call(c)) return;
+  if (empty_call(c))
+    return;
   if (!cublas_sees_row_major(c.input) || cublas_sees_row_major(c.mat2)) {
     throw ReferenceRejectsError("Only multiplication of row-major and column-major matrices is "
-                                "supported by cuBLASLt (mat1 " + c.input.describe() + ", mat2 " +
-                                c.mat2.describe() + ")");
+                                "supported by cuBLASLt (mat1 " +
+                                c.input.describe() + ", mat2 " + c.mat2.describe() + ")");
   }
 }
 
 void out_dtype_supported(const ScaledMmCall& c, const Profile&) {
   const Format out = result_dtype(c);
-  (void)out;  // every mmaemu Format is a valid out_dtype of torch's
+  (void)out; // every mmaemu Format is a valid out_dtype of torch's
 }
 
 void profile_rejects(const ScaledMmCall& c, const Profile& p) {
-  if (empty_call(c)) return;  // cuBLASLt is not called
+  if (empty_call(c))
+    return; // cuBLASLt is not called
   if (auto msg = p.rejects_call(c.input.dtype(), c.mat2.dtype(), result_dtype(c))) {
     throw ReferenceRejectsError(*msg + " (profile '" + p.name + "')");
   }
 }
 
-}  // namespace
+} // namespace
 
 Format result_dtype(const ScaledMmCall& c) {
-  if (c.out_dtype) return *c.out_dtype;
-  if (c.out && c.out->defined()) return c.out->dtype();  // the out= variant writes out's dtype
+  if (c.out_dtype)
+    return *c.out_dtype;
+  if (c.out && c.out->defined())
+    return c.out->dtype(); // the out= variant writes out's dtype
   return c.input.dtype();  // torch: out_dtype defaults to mat1's dtype
 }
 
@@ -210,7 +232,10 @@ void validate_scaled_mm(const ScaledMmCall& call, const Profile& profile) {
       !call.scale_b.defined()) {
     throw ValueError("scaled_mm: input, mat2, scale_a and scale_b are required");
   }
-  for (const auto& rule : scaled_mm_rules()) rule.check(call, profile);
+  for (const auto& rule : scaled_mm_rules())
+    rule.check(call, profile);
+  // The emulator's own limit, after torch's rules (which leave a 2-D mat1 and mat2).
+  check_gemm_size(call.input.size(0), call.mat2.size(1), call.input.size(1));
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

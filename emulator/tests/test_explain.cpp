@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mmaemu/emulator/errors.hpp"
@@ -40,7 +41,7 @@ ScaledMmCall call(std::int64_t M = 16, std::int64_t K = 32, std::int64_t N = 32)
 }
 
 class Explain : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     prev_ = mmaemu::set_warning_sink([this](const mmaemu::Warning& w) { seen_.push_back(w); });
     mmaemu::reset_warnings_once();
@@ -52,7 +53,8 @@ class Explain : public ::testing::Test {
 
 bool has_warning(const CallPlan& p, WarningClass c, const std::string& word) {
   for (const auto& w : p.warnings)
-    if (w.cls == c && w.message.find(word) != std::string::npos) return true;
+    if (w.cls == c && w.message.find(word) != std::string::npos)
+      return true;
   return false;
 }
 
@@ -63,43 +65,61 @@ TEST_F(Explain, InvalidCallsAreReportedWithTheClassScaledMmRaises) {
     const char* cls;
   };
   const std::vector<Row> rows = {
-      {"K 24", [](ScaledMmCall& c) {
+      {"K 24",
+       [](ScaledMmCall& c) {
          c.input = Tensor::zeros(Format::e4m3, {16, 24});
          c.mat2 = Tensor::zeros(Format::e4m3, {32, 24}).t();
-       }, "ReferenceRejectsError"},
-      {"row-wise scales", [](ScaledMmCall& c) {
+       },
+       "ReferenceRejectsError"},
+      {"row-wise scales",
+       [](ScaledMmCall& c) {
          c.scale_a = Tensor::zeros(Format::fp32, {16, 1});
          c.scale_b = Tensor::zeros(Format::fp32, {1, 32});
-       }, "UnsupportedFeatureError"},
-      {"a bias", [](ScaledMmCall& c) {
+       },
+       "UnsupportedFeatureError"},
+      {"a bias",
+       [](ScaledMmCall& c) {
          c.out_dtype = Format::bf16;
          c.bias = Tensor::zeros(Format::bf16, {32});
-       }, "UnsupportedFeatureError"},
-      {"e4m3 x e4m3 -> e5m2", [](ScaledMmCall& c) { c.out_dtype = Format::e5m2; }, "ReferenceRejectsError"},
-      {"column-major mat1", [](ScaledMmCall& c) { c.input = Tensor::zeros(Format::e4m3, {32, 16}).t(); },
+       },
+       "UnsupportedFeatureError"},
+      {"e4m3 x e4m3 -> e5m2", [](ScaledMmCall& c) { c.out_dtype = Format::e5m2; },
+       "ReferenceRejectsError"},
+      {"column-major mat1",
+       [](ScaledMmCall& c) {
+         c.input = Tensor::zeros(Format::e4m3, {32, 16}).t();
+       },
        "ReferenceRejectsError"},
       {"an unknown profile", [](ScaledMmCall& c) { c.profile = "nope"; }, "ValueError"},
       {"a missing scale", [](ScaledMmCall& c) { c.scale_b = Tensor(); }, "ValueError"},
       {"backend cuda", [](ScaledMmCall& c) { c.backend = "cuda"; }, "BackendUnavailableError"},
-      {"backend cuda:h4", [](ScaledMmCall& c) { c.backend = "cuda:h4"; }, "BackendUnavailableError"},
+      {"backend cuda:h4", [](ScaledMmCall& c) { c.backend = "cuda:h4"; },
+       "BackendUnavailableError"},
       {"an unknown backend", [](ScaledMmCall& c) { c.backend = "metal"; }, "ValueError"},
-      {"auto split on hopper's empty table", [](ScaledMmCall& c) { c.splitk = SplitKRequest::automatic(); },
-       "SplitKUnknownError"},
-      {"serial split on hopper", [](ScaledMmCall& c) { c.splitk = SplitKRequest::explicit_split(2, "serial"); },
+      {"auto split on hopper's empty table",
+       [](ScaledMmCall& c) { c.splitk = SplitKRequest::automatic(); }, "SplitKUnknownError"},
+      {"serial split on hopper",
+       [](ScaledMmCall& c) { c.splitk = SplitKRequest::explicit_split(2, "serial"); },
        "ValueError"},
-      {"contiguous split on ada", [](ScaledMmCall& c) {
+      {"contiguous split on ada",
+       [](ScaledMmCall& c) {
          c.profile = "ada";
          c.splitk = SplitKRequest::explicit_split(2, "contiguous");
-       }, "ValueError"},
-      {"split on b200", [](ScaledMmCall& c) {
+       },
+       "ValueError"},
+      {"split on b200",
+       [](ScaledMmCall& c) {
          c.profile = "b200-mma-sync-experimental";
          c.use_fast_accum = true;
          c.splitk = SplitKRequest::explicit_split(2, "contiguous");
-       }, "UnsupportedFeatureError"},
-      {"slow accumulation on b200", [](ScaledMmCall& c) {
+       },
+       "UnsupportedFeatureError"},
+      {"slow accumulation on b200",
+       [](ScaledMmCall& c) {
          c.profile = "b200-mma-sync-experimental";
          c.use_fast_accum = false;
-       }, "UnsupportedFeatureError"},
+       },
+       "UnsupportedFeatureError"},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -145,7 +165,8 @@ TEST_F(Explain, B200ListsTheExperimentalPresetAndRefusesSlowAccumulation) {
   const CallPlan slow = mmaemu::explain(c);
   EXPECT_FALSE(slow.ok);
   EXPECT_EQ(slow.error_class, "UnsupportedFeatureError");
-  EXPECT_NE(slow.error_message.find("use_fast_accum=False"), std::string::npos) << slow.error_message;
+  EXPECT_NE(slow.error_message.find("use_fast_accum=False"), std::string::npos)
+      << slow.error_message;
   c.use_fast_accum = true;
   const CallPlan fast = mmaemu::explain(c);
   EXPECT_TRUE(fast.ok) << fast.error_class << ": " << fast.error_message;
@@ -204,7 +225,8 @@ TEST_F(Explain, AValidPlanReportsProfileSplitBackendAndShape) {
   // A failed plan's JSON has no split.
   ScaledMmCall bad = call();
   bad.splitk = SplitKRequest::automatic();
-  EXPECT_TRUE(nlohmann::json::parse(mmaemu::call_plan_json(mmaemu::explain(bad))).at("split").is_null());
+  EXPECT_TRUE(
+      nlohmann::json::parse(mmaemu::call_plan_json(mmaemu::explain(bad))).at("split").is_null());
 }
 
 TEST_F(Explain, SplitWarningsAreReportedDryAndLeaveTheOnceForTheCall) {
@@ -219,7 +241,7 @@ TEST_F(Explain, SplitWarningsAreReportedDryAndLeaveTheOnceForTheCall) {
   EXPECT_TRUE(seen_.empty());
   mmaemu::explain(c);
   EXPECT_TRUE(seen_.empty());
-  mmaemu::scaled_mm(c);  // the real call still warns, once
+  mmaemu::scaled_mm(c); // the real call still warns, once
   ASSERT_EQ(seen_.size(), 1u);
   EXPECT_EQ(seen_[0].cls, WarningClass::unverified_split);
 }
@@ -240,7 +262,8 @@ TEST_F(Explain, UnsplitFastChainsOfKAtLeast2To24AreOkWithANote) {
   };
   auto note_2_24 = [](const CallPlan& p) {
     for (const auto& n : p.notes)
-      if (n.find("2^24") != std::string::npos) return true;
+      if (n.find("2^24") != std::string::npos)
+        return true;
     return false;
   };
   const CallPlan at = mmaemu::explain(make(K));
@@ -275,12 +298,14 @@ TEST_F(Explain, EmptyShapesAreNoted) {
   const CallPlan pk = mmaemu::explain(k0);
   ASSERT_TRUE(pk.ok) << pk.error_message;
   bool zero_filled = false;
-  for (const auto& n : pk.notes) zero_filled |= n.find("zero-filled") != std::string::npos;
+  for (const auto& n : pk.notes)
+    zero_filled |= n.find("zero-filled") != std::string::npos;
   EXPECT_TRUE(zero_filled);
   const CallPlan pm = mmaemu::explain(call(0, 32, 32));
   ASSERT_TRUE(pm.ok) << pm.error_message;
   bool empty = false;
-  for (const auto& n : pm.notes) empty |= n.find("empty") != std::string::npos;
+  for (const auto& n : pm.notes)
+    empty |= n.find("empty") != std::string::npos;
   EXPECT_TRUE(empty);
 }
 
@@ -304,4 +329,44 @@ TEST_F(Explain, AMalformedProfileCapabilityNeverEscapesExplain) {
   EXPECT_NO_THROW(plan = mmaemu::explain(c));
 }
 
-}  // namespace
+// A call of the emulator's largest size is explained on meta tensors (nothing allocated);
+// one over the limits, or whose element counts overflow, is the ValueError scaled_mm raises.
+ScaledMmCall meta_call(std::int64_t M, std::int64_t K, std::int64_t N) {
+  ScaledMmCall c = call();
+  c.input = Tensor::meta(Format::e4m3, {M, K});
+  c.mat2 = Tensor::meta(Format::e4m3, {N, K}).t();
+  return c;
+}
+
+TEST_F(Explain, CallsOverTheSizeLimitsAreValueErrorsWithoutAllocating) {
+  const std::int64_t D = mmaemu::kMaxGemmDim;
+  const CallPlan ok = mmaemu::explain(meta_call(D, 64, 64));
+  EXPECT_TRUE(ok.ok) << ok.error_message;
+  EXPECT_EQ(ok.M, D);
+  for (auto [M, K, N] :
+       {std::tuple{D + 1, std::int64_t{64}, std::int64_t{64}},
+        std::tuple{std::int64_t{64}, D + 1, std::int64_t{64}},
+        std::tuple{std::int64_t{1} << 21, std::int64_t{1} << 20, std::int64_t{16}},
+        std::tuple{std::int64_t{1} << 21, std::int64_t{16}, std::int64_t{1} << 20}}) {
+    const CallPlan p = mmaemu::explain(meta_call(M, K, N));
+    EXPECT_FALSE(p.ok) << M << " " << K << " " << N;
+    EXPECT_EQ(p.error_class, "ValueError");
+    EXPECT_NE(p.error_message.find("limit"), std::string::npos) << p.error_message;
+  }
+}
+
+TEST_F(Explain, SplitPartialsOverTheLimitAreTheValueErrorAccumulateRaises) {
+  // S = 2^20 partial [2^20, 2^10] results: 2^50 values.
+  ScaledMmCall c = meta_call(1 << 20, 1 << 20, 1 << 10);
+  c.splitk = mmaemu::parse_splitk("1048576,contiguous");
+  const CallPlan p = mmaemu::explain(c);
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.error_class, "ValueError");
+  EXPECT_NE(p.error_message.find("partial"), std::string::npos) << p.error_message;
+}
+
+TEST_F(Explain, ScaledMmRefusesMetaTensors) {
+  EXPECT_THROW(mmaemu::scaled_mm(meta_call(16, 32, 32)), mmaemu::ValueError);
+}
+
+} // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -18,7 +19,9 @@ using mmaemu::Tensor;
 using mmaemu::ValueError;
 using Shape = std::vector<std::int64_t>;
 
-std::uint8_t byte_at(const Tensor& t, std::size_t i) { return (*t.storage())[i]; }
+std::uint8_t byte_at(const Tensor& t, std::size_t i) {
+  return (*t.storage())[i];
+}
 
 TEST(TensorLayout, ZerosIsRowMajorContiguousWithZeroBits) {
   const Tensor t = Tensor::zeros(Format::e4m3, {2, 3});
@@ -33,7 +36,8 @@ TEST(TensorLayout, ZerosIsRowMajorContiguousWithZeroBits) {
   EXPECT_TRUE(t.is_row_major());
   EXPECT_FALSE(t.is_col_major());
   EXPECT_EQ(t.storage()->size(), 6u);
-  for (auto b : t.to_bits()) EXPECT_EQ(b, 0u);
+  for (auto b : t.to_bits())
+    EXPECT_EQ(b, 0u);
   EXPECT_EQ(t.describe(), "float8_e4m3fn[2, 3] strides [3, 1] offset 0");
 }
 
@@ -43,10 +47,11 @@ TEST(TensorLayout, DefaultConstructedTensorIsUndefined) {
 }
 
 TEST(TensorLayout, TransposeIsAColumnMajorViewOfTheSameStorage) {
-  Tensor w = Tensor::zeros(Format::e5m2, {3, 4});  // row-major [N=3, K=4]
+  Tensor w = Tensor::zeros(Format::e5m2, {3, 4}); // row-major [N=3, K=4]
   for (std::int64_t r = 0; r < 3; ++r)
-    for (std::int64_t c = 0; c < 4; ++c) w.set_bits_at(r, c, static_cast<std::uint32_t>(16 * r + c));
-  const Tensor t = w.t();  // [K=4, N=3], column-major
+    for (std::int64_t c = 0; c < 4; ++c)
+      w.set_bits_at(r, c, static_cast<std::uint32_t>(16 * r + c));
+  const Tensor t = w.t(); // [K=4, N=3], column-major
   EXPECT_EQ(t.shape(), (Shape{4, 3}));
   EXPECT_EQ(t.strides(), (Shape{1, 4}));
   EXPECT_EQ(t.storage(), w.storage());
@@ -54,7 +59,8 @@ TEST(TensorLayout, TransposeIsAColumnMajorViewOfTheSameStorage) {
   EXPECT_FALSE(t.is_row_major());
   EXPECT_FALSE(t.is_contiguous());
   for (std::int64_t r = 0; r < 4; ++r)
-    for (std::int64_t c = 0; c < 3; ++c) EXPECT_EQ(t.bits_at(r, c), w.bits_at(c, r));
+    for (std::int64_t c = 0; c < 3; ++c)
+      EXPECT_EQ(t.bits_at(r, c), w.bits_at(c, r));
   // Logical (row-major) order of the view: t[0][0], t[0][1], ... = w[0][0], w[1][0], ...
   const std::vector<std::uint32_t> expect = {0x00, 0x10, 0x20, 0x01, 0x11, 0x21,
                                              0x02, 0x12, 0x22, 0x03, 0x13, 0x23};
@@ -81,7 +87,8 @@ TEST(TensorLayout, PaddedLeadingDimensionIsRowMajorButNotContiguous) {
   EXPECT_FALSE(t.is_col_major());
   EXPECT_FALSE(t.is_contiguous());
   for (std::int64_t r = 0; r < 2; ++r)
-    for (std::int64_t c = 0; c < 3; ++c) t.set_bits_at(r, c, static_cast<std::uint32_t>(0x40 + 8 * r + c));
+    for (std::int64_t c = 0; c < 3; ++c)
+      t.set_bits_at(r, c, static_cast<std::uint32_t>(0x40 + 8 * r + c));
   const std::vector<std::uint8_t> expect = {0x40, 0x41, 0x42, 0, 0, 0x48, 0x49, 0x4A};
   EXPECT_EQ(*t.storage(), expect);
   // Padded column-major: [3, 2] columns of 3 in a leading dimension of 4.
@@ -102,7 +109,8 @@ TEST(TensorLayout, StorageOffsetShiftsEveryElementLittleEndian) {
   EXPECT_EQ(byte_at(t, 7), 0x12u);
   EXPECT_EQ(byte_at(t, 12), 0xEFu);
   EXPECT_EQ(byte_at(t, 13), 0xBEu);
-  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(byte_at(t, i), 0u) << i;
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(byte_at(t, i), 0u) << i;
   EXPECT_EQ(t.bits_flat(3), 0xBEEFu);
   EXPECT_EQ(t.describe(), "float16[2, 2] strides [2, 1] offset 3");
 }
@@ -134,7 +142,10 @@ TEST(TensorLayout, BitsRoundTripForEveryDtypeWidth) {
       {Format::e5m2, 1, {0x00, 0x7C, 0x7D, 0xFC, 0xFF}, 0xFFu},
       {Format::fp16, 2, {0x0000, 0x7BFF, 0x7C00, 0x8000, 0xFFFF, 0x1234}, 0xFFFFu},
       {Format::bf16, 2, {0x0000, 0x7F80, 0x7FFF, 0x8001, 0xFFFF, 0x3F80}, 0xFFFFu},
-      {Format::fp32, 4, {0x00000000u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0x12345678u}, 0xFFFFFFFFu},
+      {Format::fp32,
+       4,
+       {0x00000000u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0x12345678u},
+       0xFFFFFFFFu},
   };
   for (const auto& c : cases) {
     const auto n = static_cast<std::int64_t>(c.codes.size());
@@ -146,7 +157,8 @@ TEST(TensorLayout, BitsRoundTripForEveryDtypeWidth) {
       t.set_bits_at(i, 0, ~c.codes[static_cast<std::size_t>(i)] & c.mask);
     }
     for (std::int64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(t.bits_at(i, 1), c.codes[static_cast<std::size_t>(i)]) << spec(c.f).name << " " << i;
+      EXPECT_EQ(t.bits_at(i, 1), c.codes[static_cast<std::size_t>(i)])
+          << spec(c.f).name << " " << i;
       EXPECT_EQ(t.bits_at(i, 0), ~c.codes[static_cast<std::size_t>(i)] & c.mask);
       EXPECT_EQ(t.bits_flat(2 * i + 1), c.codes[static_cast<std::size_t>(i)]);
     }
@@ -182,7 +194,7 @@ TEST(TensorLayout, EmptyTensorsAreContiguousAsInTorch) {
   // (c10 TensorImpl::compute_contiguous returns true when numel == 0).
   const Tensor a = Tensor::zeros(Format::e4m3, {3, 0});
   EXPECT_EQ(a.numel(), 0);
-  EXPECT_EQ(a.strides(), (Shape{1, 1}));  // torch.empty(3, 0).stride() == (1, 1)
+  EXPECT_EQ(a.strides(), (Shape{1, 1})); // torch.empty(3, 0).stride() == (1, 1)
   EXPECT_TRUE(a.is_contiguous());
   EXPECT_TRUE(Tensor::zeros(Format::e4m3, {0, 3}).is_contiguous());
   EXPECT_TRUE(Tensor::zeros(Format::e4m3, {0, 3}).t().is_contiguous());
@@ -190,7 +202,7 @@ TEST(TensorLayout, EmptyTensorsAreContiguousAsInTorch) {
 
 TEST(TensorLayout, ContiguousStridesFollowTorch) {
   EXPECT_EQ(mmaemu::contiguous_strides({2, 3, 4}), (Shape{12, 4, 1}));
-  EXPECT_EQ(mmaemu::contiguous_strides({2, 0, 3}), (Shape{3, 3, 1}));  // torch.empty(2,0,3).stride()
+  EXPECT_EQ(mmaemu::contiguous_strides({2, 0, 3}), (Shape{3, 3, 1})); // torch.empty(2,0,3).stride()
   EXPECT_EQ(mmaemu::contiguous_strides({}), (Shape{}));
 }
 
@@ -211,9 +223,11 @@ TEST(TensorLayout, OutOfStorageLayoutsAreValueErrors) {
   EXPECT_THROW(Tensor::strided(Format::e4m3, {2, 3}, {5, 1}, 2, 2 + 5 + 2), ValueError);
   EXPECT_THROW(Tensor::strided(Format::fp32, {3, 2}, {1, 4}, 0, 4 + 2), ValueError);
   // The storage counts bytes: 7 bytes are 3 fp16 elements, not 4.
-  EXPECT_THROW(Tensor::view_of(Format::fp16, {4}, {1}, 0, std::make_shared<std::vector<std::uint8_t>>(7)),
-               ValueError);
-  EXPECT_NO_THROW(Tensor::view_of(Format::fp16, {4}, {1}, 0, std::make_shared<std::vector<std::uint8_t>>(8)));
+  EXPECT_THROW(
+      Tensor::view_of(Format::fp16, {4}, {1}, 0, std::make_shared<std::vector<std::uint8_t>>(7)),
+      ValueError);
+  EXPECT_NO_THROW(
+      Tensor::view_of(Format::fp16, {4}, {1}, 0, std::make_shared<std::vector<std::uint8_t>>(8)));
   // The offset alone can leave the storage.
   EXPECT_THROW(Tensor::strided(Format::e4m3, {1}, {1}, 4, 4), ValueError);
   // Negative strides, offsets and dimensions; strides of the wrong rank.
@@ -223,4 +237,96 @@ TEST(TensorLayout, OutOfStorageLayoutsAreValueErrors) {
   EXPECT_THROW(Tensor::strided(Format::e4m3, {2, 2}, {2}, 0, 8), ValueError);
 }
 
-}  // namespace
+// Size arithmetic: every product of sizes, strides and offsets is checked, never wrapped.
+constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
+
+std::shared_ptr<std::vector<std::uint8_t>> bytes(std::size_t n) {
+  return std::make_shared<std::vector<std::uint8_t>>(n);
+}
+
+TEST(TensorSizes, AnOffsetNearInt64MaxIsRefusedNotWrappedIntoTheStorage) {
+  // offset + (size - 1) * stride wraps to a negative index without checked arithmetic.
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {2}, {1}, kI64Max, bytes(16)), ValueError);
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {1}, {1}, kI64Max, bytes(16)), ValueError);
+  EXPECT_THROW(Tensor::view_of(Format::fp32, {2, 2}, {kI64Max / 2 + 1, 1}, 0, bytes(64)),
+               ValueError);
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {3, 3}, {kI64Max / 2, kI64Max / 2}, 1, bytes(64)),
+               ValueError);
+  // The message names the layout and the storage.
+  try {
+    Tensor::view_of(Format::e4m3, {2}, {1}, kI64Max, bytes(16));
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("storage of 16"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TensorSizes, ShapesWhoseElementCountOverflowsAreValueErrors) {
+  const std::int64_t big = std::int64_t{1} << 62;
+  EXPECT_THROW(Tensor::zeros(Format::e4m3, {big, 4}), ValueError);
+  EXPECT_THROW(Tensor::meta(Format::e4m3, {big + 1, 64}), ValueError);
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {big, 4}, {0, 0}, 0, bytes(1)), ValueError);
+  EXPECT_THROW(mmaemu::contiguous_strides({2, big, 4}), ValueError);
+  // An empty tensor has no elements whatever its other dimensions.
+  EXPECT_EQ(Tensor::meta(Format::e4m3, {0, 1 << 30}).numel(), 0);
+  // A negative dimension after a zero one is still refused.
+  EXPECT_THROW(Tensor::meta(Format::e4m3, {0, -1}), ValueError);
+}
+
+TEST(TensorSizes, StoragesOverTheLimitAreRefusedBeforeAllocating) {
+  EXPECT_THROW(Tensor::zeros(Format::fp32, {mmaemu::kMaxTensorElements + 1}), ValueError);
+  EXPECT_THROW(Tensor::zeros(Format::e4m3, {1 << 21, 1 << 21}), ValueError);
+  EXPECT_THROW(Tensor::strided(Format::e4m3, {1}, {1}, 0, -1), ValueError);
+  EXPECT_THROW(Tensor::strided(Format::e4m3, {1}, {1}, 0, mmaemu::kMaxTensorElements + 1),
+               ValueError);
+  EXPECT_THROW(
+      Tensor::zeros(Format::e4m3, std::vector<std::int64_t>(mmaemu::kMaxTensorDims + 1, 1)),
+      ValueError);
+  EXPECT_NO_THROW(
+      Tensor::zeros(Format::e4m3, std::vector<std::int64_t>(mmaemu::kMaxTensorDims, 1)));
+}
+
+TEST(TensorSizes, NegativeStridesAreRefusedEvenForEmptyTensors) {
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {0, 2}, {1, -1}, 0, bytes(0)), ValueError);
+  EXPECT_THROW(Tensor::view_of(Format::e4m3, {2}, {1}, -5, bytes(8)), ValueError);
+}
+
+TEST(TensorSizes, MetaTensorsHaveAShapeAndNoElements) {
+  const std::int64_t M = mmaemu::kMaxGemmDim;
+  const Tensor t = Tensor::meta(Format::e4m3, {M, 1 << 20});
+  EXPECT_TRUE(t.defined());
+  EXPECT_TRUE(t.is_meta());
+  EXPECT_EQ(t.numel(), M << 20);
+  EXPECT_TRUE(t.is_row_major());
+  EXPECT_TRUE(t.t().is_col_major());
+  EXPECT_EQ(t.storage()->size(), 0u);
+  EXPECT_THROW(t.bits_flat(0), ValueError);
+  EXPECT_THROW(t.bits_at(0, 0), ValueError);
+  EXPECT_THROW(t.to_bits(), ValueError);
+  Tensor u = t;
+  EXPECT_THROW(u.set_bits_at(0, 0, 1), ValueError);
+  EXPECT_FALSE(Tensor::zeros(Format::e4m3, {1}).is_meta());
+}
+
+TEST(TensorSizes, GemmSizesWithinTheLimitsPassAndOthersNameTheSize) {
+  using mmaemu::check_gemm_size;
+  const std::int64_t D = mmaemu::kMaxGemmDim;
+  EXPECT_NO_THROW(check_gemm_size(0, 0, 0));
+  EXPECT_NO_THROW(check_gemm_size(D, 512, 1));
+  EXPECT_NO_THROW(check_gemm_size(1 << 20, 1 << 20, 1)); // M*N = 2^40 exactly
+  auto message = [](std::int64_t M, std::int64_t N, std::int64_t K) -> std::string {
+    try {
+      check_gemm_size(M, N, K);
+    } catch (const ValueError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(message(D + 1, 1, 1).rfind("M = 2147483648 is over", 0), 0u) << message(D + 1, 1, 1);
+  EXPECT_EQ(message(1, (std::int64_t{1} << 62) + 1, 1).rfind("N = ", 0), 0u);
+  EXPECT_EQ(message(1, 1, -1).rfind("K = -1 must be >= 0", 0), 0u);
+  EXPECT_EQ(message(1 << 21, 1, 1 << 20).rfind("M*K = 2199023255552 elements", 0), 0u);
+  EXPECT_EQ(message(1, 1 << 21, 1 << 20).rfind("K*N = ", 0), 0u);
+  EXPECT_EQ(message((1 << 20) + 1, 1 << 20, 1).rfind("M*N = ", 0), 0u);
+}
+
+} // namespace

@@ -14,25 +14,27 @@ namespace mmaemu {
 
 struct CallPlan {
   bool ok = true;
-  std::string error_class;    // when !ok: "ReferenceRejectsError", "ValueError", ...
+  std::string error_class; // when !ok: "ReferenceRejectsError", "ValueError", ...
   std::string error_message;
   std::string profile;
   std::string preset;
   std::string preset_maturity;
   std::string profile_maturity;
-  std::optional<SplitDecision> split;  // absent when validation failed before the split
-  std::string backend;                 // "reference"
-  std::vector<std::string> fallbacks;  // why each backend before the chosen one was skipped
-  std::vector<Warning> warnings;       // the warnings the call would emit
+  std::optional<SplitDecision> split; // absent when validation failed before the split
+  std::string backend;                // "reference"
+  std::vector<std::string> fallbacks; // why each backend before the chosen one was skipped
+  std::vector<Warning> warnings;      // the warnings the call would emit
   std::vector<std::string> notes;
   std::string out_dtype;
   bool use_fast_accum = false;
   std::int64_t M = 0, N = 0, K = 0;
 };
 
+// Takes meta tensors (Tensor::meta): a call of any size is validated without allocating it;
+// sizes over the emulator's limits (tensor.hpp) are reported as the ValueError scaled_mm raises.
 CallPlan explain(const ScaledMmCall& call);
 
 // The plan as JSON text (sorted keys).
 std::string call_plan_json(const CallPlan& plan);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -17,21 +17,23 @@ namespace mmaemu {
 
 // The arguments of a scaled_mm call (torch's names; `out` is an optional output tensor).
 struct ScaledMmCall {
-  Tensor input;   // [M, K] FP8, row-major
-  Tensor mat2;    // [K, N] FP8, column-major
-  Tensor scale_a, scale_b;              // one-element fp32
-  std::optional<Tensor> bias;           // must be absent (UnsupportedFeatureError)
-  std::optional<Tensor> scale_result;   // one-element fp32, FP8 outputs only
-  std::optional<Format> out_dtype;      // default: input's dtype
+  Tensor input;                       // [M, K] FP8, row-major
+  Tensor mat2;                        // [K, N] FP8, column-major
+  Tensor scale_a, scale_b;            // one-element fp32
+  std::optional<Tensor> bias;         // must be absent (UnsupportedFeatureError)
+  std::optional<Tensor> scale_result; // one-element fp32, FP8 outputs only
+  std::optional<Format> out_dtype;    // default: input's dtype
   bool use_fast_accum = false;
   Tensor* out = nullptr;
-  std::string profile;                  // empty: $MMAEMU_PROFILE or "hopper"
+  std::string profile; // empty: $MMAEMU_PROFILE or "hopper"
   const Profile* profile_ptr = nullptr;
-  SplitKRequest splitk;                 // "auto"
+  SplitKRequest splitk; // "auto"
   std::string backend = "auto";
   unsigned threads = 0;
 };
 
+// validate_scaled_mm, then the computation; ValueError for meta tensors (no storage), before
+// anything of the call's size is allocated.
 Tensor scaled_mm(const ScaledMmCall& call);
 
 // torch's positional form.
@@ -54,7 +56,8 @@ struct ScaledMmRule {
 const std::vector<ScaledMmRule>& scaled_mm_rules();
 
 // Runs every rule; throws the first violation (ReferenceRejectsError, UnsupportedFeatureError
-// or ValueError). Does not decide split-K.
+// or ValueError), then check_gemm_size (ValueError: the emulator's size limits, tensor.hpp).
+// Does not decide split-K. Meta tensors (shapes only) are accepted.
 void validate_scaled_mm(const ScaledMmCall& call, const Profile& profile);
 
 // The dtype of the result: out_dtype, or out's dtype, or input's dtype.
@@ -65,4 +68,4 @@ Format result_dtype(const ScaledMmCall& call);
 std::uint32_t epilogue(std::uint32_t acc, std::uint32_t scale_a, std::uint32_t scale_b,
                        std::optional<std::uint32_t> scale_result, Format out, bool scaled_already);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -15,13 +15,30 @@ namespace mmaemu {
 
 enum class Device { cpu };
 
+// Size limits of the emulator (docs/api.md). Every size, stride and offset product is computed
+// with overflow checks; a tensor or call over a limit is a ValueError before anything is
+// allocated.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 40; // one storage
+inline constexpr std::int64_t kMaxGemmDim = (std::int64_t{1} << 31) - 1;  // each of M, N, K
+inline constexpr int kMaxTensorDims = 64;
+
+// Throws ValueError naming the first size out of range: M, N or K negative or over
+// kMaxGemmDim, or M*K, K*N or M*N over kMaxTensorElements.
+void check_gemm_size(std::int64_t M, std::int64_t N, std::int64_t K);
+
 class Tensor {
- public:
+public:
   Tensor() = default;
 
-  // A contiguous (row-major) tensor of zero bits.
+  // A contiguous (row-major) tensor of zero bits. ValueError for a negative dimension or
+  // more than kMaxTensorElements elements.
   static Tensor zeros(Format dtype, std::vector<std::int64_t> shape);
-  // A view of a fresh zero storage of `storage_elems` elements with the given layout.
+  // A contiguous tensor with a shape and no storage (torch's device "meta"): for validation
+  // (explain) of calls of any size without allocating. Reading or writing its elements is a
+  // ValueError. ValueError if the element count does not fit in int64.
+  static Tensor meta(Format dtype, std::vector<std::int64_t> shape);
+  // A view of a fresh zero storage of `storage_elems` elements with the given layout
+  // (0 <= storage_elems <= kMaxTensorElements).
   static Tensor strided(Format dtype, std::vector<std::int64_t> shape,
                         std::vector<std::int64_t> strides, std::int64_t storage_offset,
                         std::int64_t storage_elems);
@@ -31,11 +48,15 @@ class Tensor {
   // A one-element fp32 tensor (shape {} when scalar0d, else {1}).
   static Tensor scalar_f32(std::uint32_t bits, bool scalar0d = false);
   // A view of caller-owned bytes (kept alive by `owner`, which may be null for borrowed memory).
+  // ValueError unless sizes, strides and offset are non-negative, at most kMaxTensorDims
+  // dimensions, and offset + sum((size - 1) * stride) < storage elements, computed without
+  // overflow.
   static Tensor view_of(Format dtype, std::vector<std::int64_t> shape,
                         std::vector<std::int64_t> strides, std::int64_t storage_offset,
                         std::shared_ptr<std::vector<std::uint8_t>> storage);
 
   bool defined() const { return static_cast<bool>(storage_); }
+  bool is_meta() const { return meta_; }
   Format dtype() const { return dtype_; }
   Device device() const { return Device::cpu; }
   int dim() const { return static_cast<int>(shape_.size()); }
@@ -59,7 +80,8 @@ class Tensor {
   // The transposed view of a 2-D tensor (no copy).
   Tensor t() const;
 
-  // Element access by logical index (row-major flat index over the shape), as bits.
+  // Element access by logical index (row-major flat index over the shape), as bits. The index
+  // is not checked; a meta tensor throws ValueError.
   std::uint32_t bits_flat(std::int64_t i) const;
   void set_bits_flat(std::int64_t i, std::uint32_t bits);
   // 2-D element access.
@@ -74,17 +96,19 @@ class Tensor {
 
   const std::shared_ptr<std::vector<std::uint8_t>>& storage() const { return storage_; }
 
- private:
+private:
   std::int64_t element_offset(std::int64_t flat) const;
+  void require_storage() const;
   Format dtype_ = Format::fp32;
   std::vector<std::int64_t> shape_;
   std::vector<std::int64_t> strides_;
   std::int64_t offset_ = 0;
   std::shared_ptr<std::vector<std::uint8_t>> storage_;
   bool requires_grad_ = false;
+  bool meta_ = false;
 };
 
-// The row-major strides of a shape.
+// The row-major strides of a shape; ValueError if they overflow int64.
 std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape);
 
-}  // namespace mmaemu
+} // namespace mmaemu
