@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/reports/ed25519.hpp"
 
-#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -10,17 +9,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
+#include <cctype>
 #include <cstdio>
-#include <cstring>
-#include <vector>
+
+#include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::reports {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string shown(const fs::path& p) {
+  return support::printable(p.string(), 256);
+}
 
 std::string openssl_error() {
   const unsigned long e = ERR_get_error();
@@ -52,54 +57,55 @@ std::string bio_text(BIO* b) {
   return n > 0 ? std::string(data, static_cast<std::size_t>(n)) : std::string();
 }
 
-std::string read_small_file(const fs::path& path, const char* what) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    throw SigningError(path.string() + ": " + what + " cannot be read");
-  std::string s;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    s.append(buf, n);
-  std::fclose(f);
-  return s;
+BioPtr memory_bio(std::string_view bytes) {
+  // kMaxKeyBytes keeps every key far below INT_MAX; a larger view is cut, and then fails to
+  // parse, rather than overflowing the length.
+  const int n = bytes.size() > (1u << 30) ? (1 << 30) : static_cast<int>(bytes.size());
+  return BioPtr(BIO_new_mem_buf(bytes.data(), n));
 }
 
-// Creates `path` with `mode` (failing if it exists), writing it under a temporary name first.
-void write_new_file(const fs::path& path, const std::string& content, mode_t mode) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." +
-                              std::to_string(::getpid()) + "." + std::to_string(counter++));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0)
-    throw SigningError(path.string() + ": cannot be written (" + std::strerror(errno) + ")");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  bool ok = true;
-  while (left > 0) {
-    const ssize_t w = ::write(fd, p, left);
-    if (w <= 0) {
-      ok = false;
-      break;
-    }
-    p += w;
-    left -= static_cast<std::size_t>(w);
+// OpenSSL's password callback. Without one, PEM_read_bio_PrivateKey asks for a passphrase
+// on the terminal and a tier run blocks; this one records that a passphrase was wanted and
+// refuses.
+int no_passphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* asked) {
+  if (asked)
+    *static_cast<bool*>(asked) = true;
+  return -1;
+}
+
+std::string read_key_file(const fs::path& path, const char* what) {
+  try {
+    return support::read_input_file(path, support::kMaxKeyBytes, what);
+  } catch (const support::FileError& e) {
+    throw SigningError(e.what());
   }
-  ok = ::fsync(fd) == 0 && ok;
-  ok = ::close(fd) == 0 && ok;
-  // link() fails if the target exists, so an existing key is never replaced.
-  if (ok && ::link(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw SigningError(path.string() + ": " +
-                       (err == EEXIST
-                            ? std::string("exists; refusing to overwrite a key file")
-                            : "cannot be written (" + std::string(std::strerror(err)) + ")"));
+}
+
+Key require_ed25519(EVP_PKEY* raw, std::string_view where) {
+  Key key(own(raw));
+  if (EVP_PKEY_get_base_id(raw) != EVP_PKEY_ED25519) {
+    throw SigningError(std::string(where) + ": not an Ed25519 key");
   }
-  ::unlink(tmp.c_str());
-  if (!ok)
-    throw SigningError(path.string() + ": write failed");
+  return key;
+}
+
+bool ends_with_pub(const fs::path& p) {
+  std::string ext = p.extension().string();
+  for (char& c : ext)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".pub";
+}
+
+// Creates `path` with `mode`, never replacing an existing file.
+void write_key_file(const fs::path& path, const std::string& content, unsigned mode) {
+  bool created = false;
+  try {
+    created = support::write_file_exclusive(path, content, mode);
+  } catch (const support::FileError& e) {
+    throw SigningError(e.what());
+  }
+  if (!created)
+    throw SigningError(shown(path) + ": exists; refusing to overwrite a key file");
 }
 
 } // namespace
@@ -112,15 +118,21 @@ fs::path public_key_path(const fs::path& private_key) {
 }
 
 KeyFiles generate_key(const fs::path& private_key) {
-  KeyFiles files{private_key, public_key_path(private_key)};
-  if (files.public_key == files.private_key) {
-    throw SigningError(private_key.string() + ": a private key must not end in .pub");
+  if (private_key.filename().empty() || private_key.filename() == "." ||
+      private_key.filename() == "..") {
+    throw SigningError(shown(private_key) + ": names a folder, not a private key file");
   }
+  if (ends_with_pub(private_key)) {
+    throw SigningError(shown(private_key) +
+                       ": a .pub name is for the public key; give the private key's name "
+                       "(KEY.pem), and KEY.pub is written beside it");
+  }
+  KeyFiles files{private_key, public_key_path(private_key)};
   std::error_code ec;
-  if (fs::exists(files.private_key, ec) || fs::exists(files.public_key, ec)) {
-    throw SigningError(
-        (fs::exists(files.private_key, ec) ? files.private_key : files.public_key).string() +
-        ": exists; refusing to overwrite a key file");
+  for (const auto& f : {files.private_key, files.public_key}) {
+    if (fs::symlink_status(f, ec).type() != fs::file_type::not_found) {
+      throw SigningError(shown(f) + ": exists; refusing to overwrite a key file");
+    }
   }
   EVP_PKEY* raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   if (!raw)
@@ -132,9 +144,9 @@ KeyFiles generate_key(const fs::path& private_key) {
       PEM_write_bio_PrivateKey(priv.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     throw SigningError("cannot encode the private key: " + openssl_error());
   }
-  write_new_file(files.private_key, bio_text(priv.get()), 0600);
+  write_key_file(files.private_key, bio_text(priv.get()), 0600);
   try {
-    write_new_file(files.public_key, public_key_pem(key), 0644);
+    write_key_file(files.public_key, public_key_pem(key), 0644);
   } catch (...) {
     ::unlink(files.private_key.c_str()); // a private key without its public half is useless
     throw;
@@ -143,58 +155,92 @@ KeyFiles generate_key(const fs::path& private_key) {
 }
 
 Key load_private_key(const fs::path& path) {
-  const std::string pem = read_small_file(path, "private key");
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  const std::string pem = read_key_file(path, "private key");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw SigningError(shown(path) + ": private key can be read or written by group or others " +
+                       "(mode " + mode + "); refusing to sign with it: chmod 600 " + shown(path));
+  }
+  BioPtr bio = memory_bio(pem);
+  bool asked = false;
+  EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, &asked);
   if (!raw) {
     ERR_clear_error();
-    throw SigningError(path.string() + ": not a PEM private key");
+    if (asked) {
+      throw SigningError(shown(path) +
+                         ": private key is encrypted; mmaemu never asks for a passphrase: "
+                         "use an unencrypted PKCS#8 key with mode 0600 (mmaemu report keygen)");
+    }
+    throw SigningError(shown(path) + ": not a PEM private key");
   }
-  Key key(own(raw));
-  if (EVP_PKEY_get_base_id(raw) != EVP_PKEY_ED25519) {
-    throw SigningError(path.string() + ": not an Ed25519 key");
+  return require_ed25519(raw, shown(path));
+}
+
+Key public_key_from_pem(std::string_view pem, std::string_view where) {
+  BioPtr bio = memory_bio(pem);
+  bool asked = false;
+  EVP_PKEY* raw = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, &asked) : nullptr;
+  if (!raw) {
+    ERR_clear_error();
+    throw SigningError(std::string(where) + ": not a PEM public key");
   }
-  return key;
+  return require_ed25519(raw, where);
 }
 
 Key load_public_key(const fs::path& path) {
-  const std::string pem = read_small_file(path, "public key");
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  EVP_PKEY* raw = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
-  if (!raw) {
-    ERR_clear_error();
-    throw SigningError(path.string() + ": not a PEM public key");
-  }
-  Key key(own(raw));
-  if (EVP_PKEY_get_base_id(raw) != EVP_PKEY_ED25519) {
-    throw SigningError(path.string() + ": not an Ed25519 key");
-  }
-  return key;
+  return public_key_from_pem(read_key_file(path, "public key"), shown(path));
 }
 
-std::string fingerprint(const Key& key) {
-  unsigned char* der = nullptr;
-  const int n = i2d_PUBKEY(key.get(), &der);
-  if (n <= 0)
+Key private_key_from_raw(std::string_view secret) {
+  if (secret.size() != 32) {
+    throw SigningError("an Ed25519 secret key is 32 bytes, not " + std::to_string(secret.size()));
+  }
+  EVP_PKEY* raw = EVP_PKEY_new_raw_private_key(
+      EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(secret.data()), 32);
+  if (!raw)
+    throw SigningError("OpenSSL refused the Ed25519 secret key: " + openssl_error());
+  return Key(own(raw));
+}
+
+Key public_key_from_raw(std::string_view public_bytes) {
+  if (public_bytes.size() != 32) {
+    throw SigningError("an Ed25519 public key is 32 bytes, not " +
+                       std::to_string(public_bytes.size()));
+  }
+  EVP_PKEY* raw = EVP_PKEY_new_raw_public_key(
+      EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(public_bytes.data()), 32);
+  if (!raw)
+    throw SigningError("OpenSSL refused the Ed25519 public key: " + openssl_error());
+  return Key(own(raw));
+}
+
+std::string raw_public_key(const Key& key) {
+  std::string out(32, '\0');
+  std::size_t len = out.size();
+  if (!key ||
+      EVP_PKEY_get_raw_public_key(key.get(), reinterpret_cast<unsigned char*>(out.data()), &len) !=
+          1 ||
+      len != 32) {
     throw SigningError("cannot encode the public key: " + openssl_error());
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
-  const int ok = EVP_Digest(der, static_cast<std::size_t>(n), md, &md_len, EVP_sha256(), nullptr);
-  OPENSSL_free(der);
-  if (ok != 1)
-    throw SigningError("sha256 failed: " + openssl_error());
-  static const char* hex = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned i = 0; i < md_len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
   }
   return out;
 }
 
+std::string fingerprint(const Key& key) {
+  unsigned char* der = nullptr;
+  const int n = key ? i2d_PUBKEY(key.get(), &der) : 0;
+  if (n <= 0)
+    throw SigningError("cannot encode the public key: " + openssl_error());
+  const std::string hex = support::sha256_hex(der, static_cast<std::size_t>(n));
+  OPENSSL_free(der);
+  return "sha256:" + hex;
+}
+
 std::string public_key_pem(const Key& key) {
   BioPtr pub(BIO_new(BIO_s_mem()));
-  if (!pub || PEM_write_bio_PUBKEY(pub.get(), key.get()) != 1) {
+  if (!pub || !key || PEM_write_bio_PUBKEY(pub.get(), key.get()) != 1) {
     throw SigningError("cannot encode the public key: " + openssl_error());
   }
   return bio_text(pub.get());
@@ -202,7 +248,8 @@ std::string public_key_pem(const Key& key) {
 
 std::string sign_bytes(const Key& private_key, std::string_view message) {
   MdCtxPtr ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key.get()) != 1) {
+  if (!ctx || !private_key ||
+      EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key.get()) != 1) {
     throw SigningError("cannot start signing: " + openssl_error());
   }
   std::size_t len = kSignatureBytes;
@@ -216,7 +263,7 @@ std::string sign_bytes(const Key& private_key, std::string_view message) {
 }
 
 bool verify_bytes(const Key& public_key, std::string_view message, std::string_view signature) {
-  if (signature.size() != kSignatureBytes)
+  if (signature.size() != kSignatureBytes || !public_key)
     return false;
   MdCtxPtr ctx(EVP_MD_CTX_new());
   if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key.get()) != 1) {

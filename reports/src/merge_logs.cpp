@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <map>
 
+#include "mmaemu/support/text.hpp"
+
 namespace mmaemu::reports {
 
 namespace {
 
 using nlohmann::json;
+using support::printable;
 
 int verdict_rank(const std::string& v) {
   if (v == "ERROR")
@@ -43,37 +46,54 @@ void require_same(const std::vector<ShardLog>& shards, const char* pointer, cons
   for (const auto& s : shards) {
     const std::string v = s.log.contains(p) ? s.log[p].dump() : "(absent)";
     if (v != first) {
-      throw MergeError(s.name + ": " + what + " " + v + " differs from " + shards[0].name + "'s " +
-                       first);
+      throw MergeError(printable(s.name) + ": " + what + " " + printable(v) + " differs from " +
+                       printable(shards[0].name) + "'s " + printable(first));
     }
   }
 }
 
+json merge_checked(const std::vector<ShardLog>& shards);
+
 } // namespace
 
 json merge_shard_logs(const std::vector<ShardLog>& shards) {
+  try {
+    return merge_checked(shards);
+  } catch (const json::exception& e) {
+    // A field of an unexpected type (a string where a count belongs, ...): a bad shard, not a
+    // crash of `report merge`.
+    throw MergeError("a shard log has a field of an unexpected type (" + printable(e.what(), 160) +
+                     ")");
+  }
+}
+
+namespace {
+
+json merge_checked(const std::vector<ShardLog>& shards) {
   if (shards.empty())
     throw MergeError("no shard logs to merge");
   const std::size_t n = shards.size();
   std::vector<const ShardLog*> by_index(n + 1, nullptr);
   for (const auto& s : shards) {
     if (!s.log.is_object())
-      throw MergeError(s.name + ": not a validation log");
+      throw MergeError(printable(s.name) + ": not a validation log");
     const json& sh = s.log.value("shard", json());
     if (!sh.is_object() || !sh.contains("index") || !sh.contains("count")) {
-      throw MergeError(s.name + ": not a shard log (\"shard\" is null: run with --shard k/N)");
+      throw MergeError(printable(s.name) +
+                       ": not a shard log (\"shard\" is null: run with --shard k/N)");
     }
     const auto k = sh["index"].get<std::size_t>();
     const auto count = sh["count"].get<std::size_t>();
     if (count != n) {
-      throw MergeError(s.name + ": shard " + std::to_string(k) + "/" + std::to_string(count) +
-                       " but " + std::to_string(n) + " logs were given");
+      throw MergeError(printable(s.name) + ": shard " + std::to_string(k) + "/" +
+                       std::to_string(count) + " but " + std::to_string(n) + " logs were given");
     }
     if (k < 1 || k > n)
-      throw MergeError(s.name + ": shard index " + std::to_string(k) + " out of range");
+      throw MergeError(printable(s.name) + ": shard index " + std::to_string(k) + " out of range");
     if (by_index[k]) {
-      throw MergeError(s.name + ": shard " + std::to_string(k) + "/" + std::to_string(n) +
-                       " given twice (also " + by_index[k]->name + ")");
+      throw MergeError(printable(s.name) + ": shard " + std::to_string(k) + "/" +
+                       std::to_string(n) + " given twice (also " + printable(by_index[k]->name) +
+                       ")");
     }
     by_index[k] = &s;
   }
@@ -134,8 +154,8 @@ json merge_shard_logs(const std::vector<ShardLog>& shards) {
         input_sha[path] = sha;
         inputs.push_back(in);
       } else if (it->second != sha) {
-        throw MergeError(s.name + ": input " + path + " has sha256 " + sha + ", another shard's " +
-                         it->second);
+        throw MergeError(printable(s.name) + ": input " + printable(path, 256) + " has sha256 " +
+                         printable(sha) + ", another shard's " + printable(it->second));
       }
     }
     const json& d = log.value("durations", json::object());
@@ -175,7 +195,7 @@ json merge_shard_logs(const std::vector<ShardLog>& shards) {
           found = &s;
       }
       if (!found)
-        throw MergeError(by_index[k]->name + ": lacks set " + key);
+        throw MergeError(printable(by_index[k]->name) + ": lacks set " + printable(key, 160));
       parts[k] = found->value("outcomes", "");
       passed += found->value("passed", std::size_t{0});
       failed += found->value("failed", std::size_t{0});
@@ -183,11 +203,21 @@ json merge_shard_logs(const std::vector<ShardLog>& shards) {
       cnt += found->value("cases", std::size_t{0});
       sec += found->value("seconds", 0.0);
     }
+    std::size_t letters_given = 0;
+    for (std::size_t k = 1; k <= n; ++k)
+      letters_given += parts[k].size();
+    if (total > letters_given) {
+      // Checked before the string of `total` letters is made: a crafted cases_total must not
+      // allocate without bound.
+      throw MergeError("set " + printable(key, 160) + " says " + std::to_string(total) +
+                       " cases, but its shards hold " + std::to_string(letters_given) +
+                       " outcomes");
+    }
     std::string letters(total, '?');
     for (std::size_t i = 0; i < total; ++i) {
       const std::size_t k = i % n + 1, j = i / n;
       if (j >= parts[k].size()) {
-        throw MergeError(by_index[k]->name + ": set " + key + " has " +
+        throw MergeError(printable(by_index[k]->name) + ": set " + printable(key, 160) + " has " +
                          std::to_string(parts[k].size()) + " outcomes, too few for shard " +
                          std::to_string(k) + "/" + std::to_string(n) + " of " +
                          std::to_string(total) + " cases");
@@ -224,5 +254,7 @@ json merge_shard_logs(const std::vector<ShardLog>& shards) {
   merged["reason"] = worst->log.value("reason", "");
   return merged;
 }
+
+} // namespace
 
 } // namespace mmaemu::reports

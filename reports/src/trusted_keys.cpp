@@ -4,21 +4,32 @@
 #include <algorithm>
 #include <vector>
 
+#include "mmaemu/support/text.hpp"
+
 namespace mmaemu::reports {
 
 namespace fs = std::filesystem;
 
 TrustedKeys load_trusted_keys(const fs::path& dir) {
+  const std::string shown = support::printable(dir.string(), 256);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw SigningError("--keys: '" + dir.string() + "' is not a folder of trusted .pub keys");
+    throw SigningError("--keys: '" + shown + "' is not a folder of trusted .pub keys");
   }
   TrustedKeys keys;
   keys.dir = dir;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.is_regular_file() && e.path().extension() == ".pub")
-      files.push_back(e.path());
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code type_ec;
+    // Every *.pub that is not a folder: a FIFO or a device named *.pub is refused by
+    // load_public_key, not skipped in silence.
+    if (it->path().extension() == ".pub" && !it->is_directory(type_ec)) {
+      files.push_back(it->path());
+    }
+  }
+  if (ec) {
+    throw SigningError("--keys: '" + shown + "' cannot be read (" + ec.message() + ")");
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "log_fixtures.hpp"
+#include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/reports/verify_log.hpp"
 #include "temp_dir.hpp"
@@ -106,11 +108,80 @@ TEST_F(VerifyLog, AnUnsignedLogFails) {
   EXPECT_NE(v.reason.find("unsigned"), std::string::npos) << v.reason;
 }
 
-TEST_F(VerifyLog, AFileThatIsNotALogFails) {
-  testing::spit(dir / "other.json", "{\"format\": \"something-else\"}\n");
-  EXPECT_FALSE(verify_log(dir / "other.json", keys).ok);
-  testing::spit(dir / "broken.json", "{\"format\": ");
-  EXPECT_FALSE(verify_log(dir / "broken.json", keys).ok);
+TEST_F(VerifyLog, AFileThatIsNotALogIsAnError) {
+  const std::pair<const char*, std::string> cases[] = {
+      {"other.json", "{\"format\": \"something-else\"}\n"},
+      {"broken.json", "{\"format\": "},
+      {"number.json", "{\"format\": 1}\n"},
+      {"array.json", "[\"mmaemu-validation-log/1\"]\n"},
+      {"empty.json", ""},
+      {"binary.json", std::string("\x00\xff\xfe{", 4)},
+      {"deep.json", std::string(100000, '[') + std::string(100000, ']') + "\n"},
+  };
+  for (const auto& [name, text] : cases) {
+    testing::spit(dir / name, text);
+    const auto v = verify_log(dir / name, keys);
+    EXPECT_FALSE(v.ok) << name;
+    EXPECT_TRUE(v.error) << name << ": " << v.reason;
+  }
+  // A log that does not verify is a FAIL, not an ERROR.
+  const auto p = publish_log(testing::tiny_log("T0", "PASS"), dir, "T0");
+  EXPECT_FALSE(verify_log(p.log, keys).error);
+}
+
+TEST_F(VerifyLog, AFifoOrADeviceAsLogOrSignatureIsRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  auto v = verify_log(dir / "fifo.json", keys);
+  EXPECT_TRUE(v.error);
+  EXPECT_NE(v.reason.find("FIFO"), std::string::npos) << v.reason;
+  v = verify_log("/dev/zero", keys);
+  EXPECT_TRUE(v.error);
+  EXPECT_NE(v.reason.find("character device"), std::string::npos) << v.reason;
+  const auto p = signed_log("T0");
+  fs::remove(p.signature);
+  ASSERT_EQ(::mkfifo(p.signature.c_str(), 0600), 0);
+  v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("FIFO"), std::string::npos) << v.reason;
+  fs::remove(p.signature);
+  fs::create_symlink("/dev/zero", p.signature);
+  v = verify_log(p.log, keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("character device"), std::string::npos) << v.reason;
+}
+
+TEST_F(VerifyLog, TextFromTheLogIsEchoedEscaped) {
+  auto log = testing::tiny_log("T0", "PASS");
+  log["signed"] = true;
+  log["signing"] = {{"key_fingerprint", "sha256:\nOK   forged line\x1b[0m"}};
+  testing::spit(dir / "forged.json", canonical_dump(log));
+  testing::spit(dir / "forged.json.sig", signature_file_text(std::string(64, 'x')));
+  const auto v = verify_log(dir / "forged.json", keys);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.reason.find('\n'), std::string::npos) << v.reason;
+  EXPECT_EQ(v.reason.find('\x1b'), std::string::npos) << v.reason;
+  testing::spit(dir / "junk.json", "{\"a\": \x01\x1b[2J}");
+  const auto j = verify_log(dir / "junk.json", keys);
+  EXPECT_TRUE(j.error);
+  EXPECT_EQ(j.reason.find('\x1b'), std::string::npos) << j.reason;
+}
+
+TEST_F(VerifyLog, BytesInMemoryGiveTheSameVerdictAsTheFile) {
+  const auto p = signed_log("T0");
+  const std::string bytes = testing::slurp(p.log), sig = testing::slurp(p.signature);
+  EXPECT_TRUE(verify_log_bytes(bytes, sig, keys, p.log).ok);
+  EXPECT_FALSE(verify_log_bytes(bytes, std::nullopt, keys, p.log).ok);
+  EXPECT_FALSE(verify_log_bytes(bytes + " ", sig, keys, p.log).ok);
+  EXPECT_TRUE(verify_log_bytes("nonsense", sig, keys, p.log).error);
+}
+
+TEST_F(VerifyLog, CollectLogsListsAFifoNamedJsonSoItIsReported) {
+  signed_log("T0");
+  ASSERT_EQ(::mkfifo((dir / "T9.json").c_str(), 0600), 0);
+  const auto logs = collect_logs({tmp / "logs"});
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[1].filename(), "T9.json");
+  EXPECT_TRUE(verify_log(logs[1], keys).error);
 }
 
 TEST_F(VerifyLog, CollectLogsSkipsKeysAndArtefactFolders) {

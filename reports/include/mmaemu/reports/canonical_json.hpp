@@ -14,10 +14,17 @@ namespace mmaemu::reports {
 // shortest round-trip form.
 std::string canonical_dump(const nlohmann::json& value);
 
-// Parses `text`; throws std::runtime_error "<where>:<line>:<column>: <what>".
+// Arrays and objects nested deeper than this are refused by parse_json_text (no mmaemu file
+// comes near it; canonical_dump recurses once per level).
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+// Parses `text`; throws std::runtime_error "<where>:<line>:<column>: <what>" (both echoed
+// through support::printable), also for nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 
-// Reads a whole file; throws std::runtime_error naming the file if it cannot be read.
+// Reads a whole file under support::read_input_file's rules (a regular file of at most
+// support::kMaxTextBytes; a FIFO or a device is refused without blocking). Throws
+// support::FileError (a std::runtime_error) naming the file.
 std::string read_file_bytes(const std::filesystem::path& path);
 
 // read_file_bytes + parse_json_text.

@@ -42,13 +42,28 @@ struct KeyFiles {
 // The public key file beside a private key file: KEY.pem -> KEY.pub, KEY -> KEY.pub.
 std::filesystem::path public_key_path(const std::filesystem::path& private_key);
 
-// Makes a new key pair. Refuses (SigningError) to overwrite an existing private or public
-// key file; writes each file whole or not at all.
+// Makes a new key pair: the private key created with mode 0600, the public key 0644. Refuses
+// (SigningError) a path ending in .pub (that name is for the public half) and to overwrite an
+// existing private or public key file; writes each file whole or not at all.
 KeyFiles generate_key(const std::filesystem::path& private_key);
 
-// Throw SigningError naming the file if it is missing, not PEM, or not an Ed25519 key.
+// Read a key file (support::read_input_file, at most support::kMaxKeyBytes: a FIFO, a device
+// or an oversized file is refused at once). Throw SigningError naming the file if it cannot be
+// read, is not PEM, is not an Ed25519 key, or (private keys) is encrypted (never prompts for a
+// passphrase) or can be read or written by group or others (the message says `chmod 600`).
 Key load_private_key(const std::filesystem::path& path);
 Key load_public_key(const std::filesystem::path& path);
+
+// The same from PEM text already in memory; `where` names its origin in messages.
+Key public_key_from_pem(std::string_view pem, std::string_view where);
+
+// Keys from their raw RFC 8032 encodings: the 32-byte secret key (seed) and the 32-byte public
+// key. Throw SigningError if the size is not 32 or OpenSSL refuses the bytes.
+Key private_key_from_raw(std::string_view secret);
+Key public_key_from_raw(std::string_view public_bytes);
+
+// The 32-byte raw public key of a key (private or public).
+std::string raw_public_key(const Key& key);
 
 // "sha256:<hex>" of the DER SubjectPublicKeyInfo of the key's public half.
 std::string fingerprint(const Key& key);

@@ -33,8 +33,9 @@ std::filesystem::path prepare_log_dir(const std::filesystem::path& root, const s
 // Sets "signed" (false, or true with "signing": {"algorithm": "Ed25519", "key_fingerprint"})
 // and publishes canonical_dump(log) as <dir>/<stem>.json, or <stem>-2.json, <stem>-3.json, ...
 // when the name is taken (also by a concurrent run). The detached signature <log>.sig
-// (signature_file_text) appears before the log; each file is complete when it appears (a
-// temporary file, then a hard link that fails if the name exists). Throws LogWriteError.
+// (signature_file_text) appears before the log; each file is complete when it appears
+// (support::write_file_exclusive: a temporary file, then a hard link that fails if the name
+// exists). Throws LogWriteError.
 PublishedLog publish_log(nlohmann::json log, const std::filesystem::path& dir,
                          const std::string& stem, const Key* signing_key = nullptr);
 
@@ -44,8 +45,9 @@ std::filesystem::path signature_path(const std::filesystem::path& log);
 // The text of a .sig file: base64 of the 64 raw signature bytes and a newline.
 std::string signature_file_text(const std::string& raw_signature);
 
-// Writes `content` to `path`, replacing it whole (temporary file, then rename).
-// Throws LogWriteError naming the path.
+// Writes `content` to `path`, replacing it whole (support::write_file_atomic: temporary file,
+// then rename; refuses to replace a FIFO, a device or a folder). Throws LogWriteError naming
+// the path.
 void write_file_replacing(const std::filesystem::path& path, const std::string& content);
 
 } // namespace mmaemu::reports

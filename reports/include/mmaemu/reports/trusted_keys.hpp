@@ -20,8 +20,9 @@ struct TrustedKeys {
   std::map<std::string, TrustedKey> by_fingerprint; // "sha256:<hex>" -> key
 };
 
-// Reads every *.pub in `dir` (other files are ignored). Throws SigningError if `dir` is not a
-// folder or a .pub file is not an Ed25519 public key, naming the file.
+// Reads every *.pub in `dir` (other files are ignored; a *.pub that is a FIFO or a device is
+// refused, not skipped). Throws SigningError if `dir` is not a readable folder or a .pub file
+// is not an Ed25519 public key, naming the file.
 TrustedKeys load_trusted_keys(const std::filesystem::path& dir);
 
 } // namespace mmaemu::reports
