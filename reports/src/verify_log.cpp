@@ -115,7 +115,11 @@ LogVerification verify_log(const fs::path& log, const TrustedKeys& keys) {
   try {
     bytes = support::read_input_file(log, support::kMaxTextBytes, "log");
   } catch (const support::FileError& e) {
-    return error(v, e.what());
+    // The message starts with the path, which the caller's line already names.
+    std::string why = e.what();
+    if (const std::string prefix = shown(log) + ": "; why.rfind(prefix, 0) == 0)
+      why.erase(0, prefix.size());
+    return error(v, why);
   }
   std::optional<std::string> sig_text;
   const fs::path sig_file = signature_path(log);
