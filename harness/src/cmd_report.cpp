@@ -4,6 +4,7 @@
 // mmaemu report release --date YYYY-MM-DD [--out DIR] [--log-dir DIR] [--keys DIR] [--tiers DIR]
 // mmaemu report merge LOG... [--out FILE] [--keys DIR]
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -11,13 +12,14 @@
 #include "commands.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
-#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
 #include "mmaemu/reports/release_report.hpp"
 #include "mmaemu/reports/verify_log.hpp"
+#include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -37,14 +39,18 @@ fs::path keys_dir(const ReportArgs& a) {
   return harness::discover_layout().keys_dir;
 }
 
+std::string shown(const fs::path& p) {
+  return support::printable(p.string(), 256);
+}
+
 int run_keygen(const ReportArgs& a) {
   try {
     const auto k = reports::generate_key(a.out);
     const auto fp = reports::fingerprint(reports::load_public_key(k.public_key));
     std::printf("private key %s (mode 0600): keep it secret, point MMAEMU_SIGNING_KEY at it\n",
-                k.private_key.c_str());
+                shown(k.private_key).c_str());
     std::printf("public key  %s: copy it into docs/validation_logs/keys/ to trust it\n",
-                k.public_key.c_str());
+                shown(k.public_key).c_str());
     std::printf("fingerprint %s\n", fp.c_str());
   } catch (const reports::SigningError& e) {
     error_line(std::string("--out: ") + e.what());
@@ -53,6 +59,9 @@ int run_keygen(const ReportArgs& a) {
   return kOk;
 }
 
+// One line per log: OK, FAIL (a log that does not verify) or ERROR (a file that is not a
+// readable validation log). Every log is checked; the exit status is 2 if any was an ERROR,
+// else 1 if any FAILed, else 0.
 int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
   std::vector<fs::path> logs;
@@ -68,22 +77,29 @@ int run_verify(const ReportArgs& a) {
     return kUsage;
   }
   std::optional<reports::LogVerification> first_bad;
-  std::size_t bad = 0;
+  std::size_t failed = 0, errors = 0;
   for (const auto& l : logs) {
     const auto v = reports::verify_log(l, keys);
-    std::printf("%s %s: %s\n", v.ok ? "OK  " : "FAIL", l.c_str(), v.reason.c_str());
+    std::printf("%-5s %s: %s\n",
+                v.ok      ? "OK"
+                : v.error ? "ERROR"
+                          : "FAIL",
+                shown(l).c_str(), v.reason.c_str());
     if (v.ok)
       continue;
-    ++bad;
-    if (!first_bad)
+    ++(v.error ? errors : failed);
+    if (!first_bad || (v.error && !first_bad->error))
       first_bad = v;
   }
+  std::printf("%zu verified, %zu failed, %zu errors (trusted keys: %s, %zu)\n",
+              logs.size() - failed - errors, failed, errors, shown(keys.dir).c_str(),
+              keys.by_fingerprint.size());
   std::fflush(stdout);
-  std::printf("%zu verified, %zu failed (trusted keys: %s, %zu)\n", logs.size() - bad, bad,
-              keys.dir.c_str(), keys.by_fingerprint.size());
   if (first_bad) {
-    error_line(first_bad->file.string() + " does not verify: " + first_bad->reason);
-    return kFailed;
+    error_line(shown(first_bad->file) +
+               (first_bad->error ? " is not a readable validation log: " : " does not verify: ") +
+               first_bad->reason);
+    return errors ? kUsage : kFailed;
   }
   return kOk;
 }
@@ -132,6 +148,23 @@ int run_release(const ReportArgs& a) {
   return rep.verdict == "PASS" ? kOk : kFailed;
 }
 
+// A tier name as a file name: what publish_log may create beside the shards.
+bool plain_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s[0] == '.')
+    return false;
+  for (unsigned char c : s) {
+    if (!std::isalnum(c) && c != '_' && c != '-' && c != '.')
+      return false;
+  }
+  return true;
+}
+
+// merged[key] when it is a string, else "".
+std::string string_at(const json& merged, const char* key) {
+  const auto it = merged.find(key);
+  return it != merged.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 int run_merge(const ReportArgs& a) {
   std::vector<reports::ShardLog> shards;
   std::optional<reports::TrustedKeys> keys;
@@ -142,8 +175,8 @@ int run_merge(const ReportArgs& a) {
       if (keys) {
         const auto v = reports::verify_log(p, *keys);
         if (!v.ok) {
-          error_line(p + " does not verify: " + v.reason);
-          return kFailed;
+          error_line(shown(p) + " does not verify: " + v.reason);
+          return v.error ? kUsage : kFailed;
         }
       }
       const std::string bytes = reports::read_file_bytes(p);
@@ -162,6 +195,12 @@ int run_merge(const ReportArgs& a) {
     error_line(e.what());
     return kUsage;
   }
+  const std::string tier = string_at(merged, "tier");
+  if (a.out.empty() && !plain_name(tier)) {
+    error_line("the shards' tier " + support::printable(tier) +
+               " is not a plain file name; give --out");
+    return kUsage;
+  }
   std::unique_ptr<reports::Key> key;
   if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
     try {
@@ -171,15 +210,15 @@ int run_merge(const ReportArgs& a) {
       return kUsage;
     }
   }
-  const fs::path target = a.out.empty() ? fs::path(a.paths[0]).parent_path() /
-                                              (merged.value("tier", "merged") + ".json")
-                                        : fs::path(a.out);
+  const fs::path target =
+      a.out.empty() ? fs::path(a.paths[0]).parent_path() / (tier + ".json") : fs::path(a.out);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   try {
     const auto pub = reports::publish_log(merged, dir, target.stem().string(), key.get());
     std::printf("merged %zu shards of %s: %s -> %s (%s)\n", shards.size(),
-                merged.value("tier", "?").c_str(), merged.value("verdict", "?").c_str(),
-                pub.log.c_str(), pub.signature.empty() ? "unsigned" : "signed");
+                support::printable(tier).c_str(),
+                support::printable(string_at(merged, "verdict")).c_str(), shown(pub.log).c_str(),
+                pub.signature.empty() ? "unsigned" : "signed");
   } catch (const std::exception& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;

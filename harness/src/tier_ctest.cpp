@@ -5,9 +5,10 @@
 #include <regex>
 #include <thread>
 
-#include "mmaemu/support/process.hpp"
-#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
+#include "mmaemu/reports/ctest_junit.hpp"
+#include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {
@@ -31,87 +32,32 @@ std::string label_regex(const json& labels, const std::string& key) {
   return re + ")$";
 }
 
-std::string xml_unescape(std::string s) {
-  static const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"},    {"&gt;", ">"},
-                                                             {"&quot;", "\""}, {"&apos;", "'"},
-                                                             {"&#10;", "\n"},  {"&amp;", "&"}};
-  for (const auto& [from, to] : ents) {
-    std::size_t p = 0;
-    const std::string f = from;
-    while ((p = s.find(f, p)) != std::string::npos) {
-      s.replace(p, f.size(), to);
-      p += std::string(to).size();
-    }
-  }
-  return s;
-}
-
-std::string attr(const std::string& element, const std::string& name) {
-  const std::regex re("\\b" + name + "=\"([^\"]*)\"");
-  std::smatch m;
-  if (std::regex_search(element, m, re))
-    return xml_unescape(m[1].str());
-  return "";
-}
-
-// The <testcase> elements of ctest's --output-junit file (CMake >= 3.21).
-std::vector<TierCase> parse_ctest_junit(const std::string& xml) {
+// The tier's cases from ctest's --output-junit file (parsed by reports::parse_ctest_junit).
+std::vector<TierCase> ctest_cases(const std::vector<reports::JunitCase>& junit) {
   std::vector<TierCase> out;
-  std::size_t pos = 0;
-  while ((pos = xml.find("<testcase ", pos)) != std::string::npos) {
-    const std::size_t head_end = xml.find('>', pos);
-    if (head_end == std::string::npos)
-      break;
-    const std::string head = xml.substr(pos, head_end - pos + 1);
-    std::size_t end = head_end + 1;
-    std::string body;
-    if (head[head.size() - 2] != '/') {
-      const std::size_t close = xml.find("</testcase>", head_end);
-      if (close == std::string::npos)
-        break;
-      body = xml.substr(head_end + 1, close - head_end - 1);
-      end = close + 11;
-    }
+  out.reserve(junit.size());
+  for (const auto& j : junit) {
     TierCase c;
-    c.id = attr(head, "name");
-    try {
-      c.seconds = std::stod(attr(head, "time"));
-    } catch (const std::exception&) {
-      c.seconds = 0;
-    }
-    const std::string status = attr(head, "status");
-    std::string sysout;
-    if (const auto a = body.find("<system-out>"); a != std::string::npos) {
-      const auto b = body.find("</system-out>", a);
-      sysout = xml_unescape(
-          body.substr(a + 12, b == std::string::npos ? std::string::npos : b - a - 12));
-    }
-    if (status == "run") {
+    c.id = j.name;
+    c.seconds = j.seconds;
+    if (j.status == "run") {
       c.outcome = Outcome::pass;
-    } else if (status == "fail") {
+    } else if (j.status == "fail") {
       c.outcome = Outcome::fail;
-      const auto f = body.find("<failure");
-      const std::string msg =
-          f == std::string::npos ? "" : attr(body.substr(f, body.find('>', f) - f + 1), "message");
-      c.message = (msg.empty() ? "" : msg + ": ") + tail_lines(sysout, 3);
-    } else if (status == "disabled") {
+      c.message =
+          (j.failure_message.empty() ? "" : j.failure_message + ": ") + tail_lines(j.system_out, 3);
+    } else if (j.status == "disabled") {
       c.outcome = Outcome::unsupported;
       c.message = "disabled";
+    } else if (j.skipped_message == "SKIP_REGULAR_EXPRESSION_MATCHED") {
+      c.outcome = Outcome::unsupported; // GTEST_SKIP: data or device absent
+      c.message = "skipped: " + tail_lines(j.system_out, 2);
     } else {
-      const auto s = body.find("<skipped");
-      const std::string msg =
-          s == std::string::npos ? "" : attr(body.substr(s, body.find('>', s) - s + 1), "message");
-      if (msg == "SKIP_REGULAR_EXPRESSION_MATCHED") {
-        c.outcome = Outcome::unsupported; // GTEST_SKIP: data or device absent
-        c.message = "skipped: " + tail_lines(sysout, 2);
-      } else {
-        c.outcome = Outcome::error; // not run: missing executable, required files, ...
-        c.message =
-            (msg.empty() ? "not run" : msg) + (sysout.empty() ? "" : ": " + tail_lines(sysout, 2));
-      }
+      c.outcome = Outcome::error; // not run: missing executable, required files, ...
+      c.message = (j.skipped_message.empty() ? "not run" : j.skipped_message) +
+                  (j.system_out.empty() ? "" : ": " + tail_lines(j.system_out, 2));
     }
     out.push_back(std::move(c));
-    pos = end;
   }
   return out;
 }
@@ -280,7 +226,16 @@ void run_ctest_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
                                               : res.error)});
     return;
   }
-  for (auto& c : parse_ctest_junit(reports::read_file_bytes(junit)))
+  std::vector<TierCase> cases;
+  try {
+    cases =
+        ctest_cases(reports::parse_ctest_junit(reports::read_file_bytes(junit), junit.string()));
+  } catch (const std::runtime_error& e) {
+    // A JUnit file ctest wrote but that cannot be read back: the run is an ERROR, with why.
+    r.add({"ctest", Outcome::error, 0, e.what()});
+    return;
+  }
+  for (auto& c : cases)
     r.add(std::move(c));
   if (r.case_count() == 0) {
     r.verdict = Outcome::unsupported;
