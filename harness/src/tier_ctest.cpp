@@ -9,6 +9,7 @@
 #include "mmaemu/reports/ctest_junit.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/process.hpp"
+#include "mmaemu/support/text.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {
@@ -57,6 +58,10 @@ std::vector<TierCase> ctest_cases(const std::vector<reports::JunitCase>& junit) 
       c.message = (j.skipped_message.empty() ? "not run" : j.skipped_message) +
                   (j.system_out.empty() ? "" : ": " + tail_lines(j.system_out, 2));
     }
+    // Test names and output are text from files: escaped before they reach a terminal line
+    // or a log (a ctest name never needs escaping, so a real id is unchanged).
+    c.id = support::printable(c.id, 256);
+    c.message = support::printable(c.message, 512);
     out.push_back(std::move(c));
   }
   return out;
