@@ -68,6 +68,13 @@ std::uint64_t current_address_space() {
   sigset_t all;
   ::sigemptyset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  // glibc's heap-corruption aborts and libhdf5's own prints would interleave with the
+  // caller's output; the parent reports the outcome in one line instead.
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+  }
   struct rlimit no_core {};
   ::setrlimit(RLIMIT_CORE, &no_core);
   if (__sanitizer_set_death_callback) {
@@ -177,8 +184,9 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
 
   GuardOutcome out;
   if (timed_out) {
-    out.message = name + ": reading it took longer than " +
-                  std::to_string(static_cast<long long>(timeout_s)) +
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", timeout_s);
+    out.message = name + ": reading it took longer than " + limit +
                   " s (a loop in the HDF5 library on a corrupt file?); refused";
     return out;
   }

@@ -1145,8 +1145,18 @@ void check_batch(const MmaBatch& b, const std::string& where) {
     throw RecordingError(where + ": batch '" + printable(b.name) + "' has c_policy '" +
                          printable(b.c_policy) + "' (expected from_file or zero)");
   }
+  // IDs name cases in logs and reports: "<set>/<rest>", printable ASCII without spaces.
+  const std::string prefix = b.name + "/";
   std::set<std::string> seen;
   for (const auto& id : b.ids) {
+    const bool printable_id = std::all_of(id.begin(), id.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) > 0x20 && static_cast<unsigned char>(ch) < 0x7F;
+    });
+    if (id.size() <= prefix.size() || id.compare(0, prefix.size(), prefix) != 0 || !printable_id) {
+      throw RecordingError(where + ": batch '" + printable(b.name) + "': case id '" +
+                           printable(id) + "' is not '" + printable(b.name) +
+                           "/...' in printable ASCII without spaces");
+    }
     if (!seen.insert(id).second) {
       throw RecordingError(where + ": duplicate case id '" + printable(id) + "'");
     }
