@@ -15,8 +15,9 @@ namespace mmaemu::harness {
 
 inline constexpr const char* kTierSchema = "mmaemu-tier/1";
 
-// A tier file that cannot be read or does not follow the schema; the message starts with
-// the file name (and line:column for JSON syntax errors).
+// A tier file that cannot be read or does not follow the schema: one line that starts with
+// the (escaped) file name, then line:column for JSON syntax errors, or the key path and what
+// is wrong ("tiers/T9.json: key 'budget.seconds': expected a number, got string").
 class TierFileError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
@@ -57,11 +58,16 @@ struct TierSpec {
 // The kinds of run the runner knows.
 const std::vector<std::string>& tier_kinds();
 
-// Reads and checks one tier file. The name must equal the file's stem. Throws TierFileError.
+// Reads and checks one tier file: a regular file of at most support::kMaxTextBytes (a FIFO
+// or a device is refused without blocking), JSON nested at most 32 levels, every key of the
+// schema typed and range-checked at every level (the run parameters of each kind included),
+// unknown keys refused. The name must equal the file's stem and be safe in file names
+// (letters, digits, '_', '-', '.', at most 32 bytes, no ".."). Throws TierFileError only.
 TierSpec load_tier_file(const std::filesystem::path& file);
 
 // Every *.json in `dir`, in tier order (T0, T1, T1s, T2, ...). Throws TierFileError (naming
-// the first bad file, or the folder if it is missing or holds no tier).
+// the first bad file, a *.json that is not a regular file included, or the folder if it is
+// missing or holds no tier).
 std::vector<TierSpec> load_tiers(const std::filesystem::path& dir);
 
 // The tier called `name`; throws TierFileError listing the known names.
