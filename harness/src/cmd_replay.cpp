@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu replay FILE.h5 [FILE.h5 ...] [--backend reference] [--json OUT] [--verbose]
+//
+// Exit status: 2 if an argument is bad (checked before anything runs) or a recording could
+// not be read (the others are still replayed and reported); else 1 if a case failed or could
+// not run; else 4 if nothing was tested (every case out of scope, or no case at all); else 0.
 
 #include <cstdio>
 #include <iostream>
@@ -7,9 +11,11 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/harness/replay.hpp"
+#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -29,6 +35,18 @@ std::string hex32(std::uint32_t v) {
   return buf;
 }
 
+// ERROR when a file could not be read or a case could not run, FAIL when bits differ,
+// UNSUPPORTED when nothing was tested, PASS otherwise.
+const char* verdict_of(const harness::ReplayResult& r) {
+  if (!r.unreadable.empty() || r.errors > 0)
+    return "ERROR";
+  if (r.failed > 0)
+    return "FAIL";
+  if (r.tested() == 0)
+    return "UNSUPPORTED";
+  return "PASS";
+}
+
 nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
                        const std::string& backend) {
   nlohmann::json j;
@@ -36,14 +54,30 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
   j["backend"] = backend;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : args.files) {
-    files.push_back({{"path", f}, {"sha256", support::sha256_file(f)}});
+    nlohmann::json entry = {{"path", f}};
+    bool readable = true;
+    for (const auto& u : r.unreadable) {
+      if (u.file == f) {
+        entry["error"] = u.message;
+        readable = false;
+      }
+    }
+    if (readable) {
+      try {
+        entry["sha256"] = support::sha256_file(f);
+      } catch (const std::exception& e) {
+        entry["error"] = e.what();
+      }
+    }
+    files.push_back(entry);
   }
   j["files"] = files;
   nlohmann::json sets = nlohmann::json::array();
   for (const auto& s : r.sets) {
     nlohmann::json mism = nlohmann::json::array();
     for (const auto& c : s.results) {
-      if (c.outcome == harness::Outcome::pass) continue;
+      if (c.outcome == harness::Outcome::pass)
+        continue;
       mism.push_back({{"id", c.id},
                       {"outcome", harness::outcome_name(c.outcome)},
                       {"expected", hex32(c.expected)},
@@ -51,22 +85,27 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
                       {"class", mismatch_name(c.why)},
                       {"message", c.message}});
     }
-    sets.push_back({{"file", s.file},
-                    {"set", s.name},
-                    {"preset", s.preset},
-                    {"gpu", s.gpu},
-                    {"cases", s.cases},
-                    {"passed", s.passed},
-                    {"failed", s.failed},
-                    {"errors", s.errors},
-                    {"seconds", s.seconds},
-                    {"not_passed", mism}});
+    nlohmann::json line = {
+        {"file", s.file},       {"set", s.name},      {"preset", s.preset},
+        {"gpu", s.gpu},         {"cases", s.cases},   {"passed", s.passed},
+        {"failed", s.failed},   {"errors", s.errors}, {"unsupported", s.unsupported},
+        {"seconds", s.seconds}, {"not_passed", mism}};
+    if (!s.scope.empty())
+      line["scope"] = s.scope;
+    if (!s.expect_error.empty())
+      line["expect_error"] = s.expect_error;
+    sets.push_back(line);
   }
   j["sets"] = sets;
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (const auto& u : r.unreadable)
+    unreadable.push_back({{"path", u.file}, {"message", u.message}});
+  j["unreadable"] = unreadable;
   j["passed"] = r.passed;
   j["failed"] = r.failed;
   j["errors"] = r.errors;
-  j["verdict"] = (r.failed == 0 && r.errors == 0 && r.passed > 0) ? "PASS" : "FAIL";
+  j["unsupported"] = r.unsupported;
+  j["verdict"] = verdict_of(r);
   return j;
 }
 
@@ -79,34 +118,49 @@ int run_replay(const ReplayArgs& args) {
     return kUsage;
   }
   std::vector<std::filesystem::path> paths(args.files.begin(), args.files.end());
-  harness::ReplayResult result;
-  std::printf("%-28s %-14s %8s %8s %8s %9s\n", "set", "preset", "cases", "passed", "failed",
-              "seconds");
+  if (!args.json.empty()) {
+    // Before anything runs: the report must not replace a recording it reads, nor go to a
+    // device, FIFO or folder.
+    try {
+      support::check_output_path(args.json, paths);
+    } catch (const support::FileError& e) {
+      error_line(std::string("--json: ") + e.what());
+      return kUsage;
+    }
+  }
+  std::printf("%-28s %-14s %8s %8s %8s %8s %9s\n", "set", "preset", "cases", "passed", "failed",
+              "n/a", "seconds");
   auto on_set = [&](const harness::SetResult& s) {
     if (args.verbose) {
       for (const auto& c : s.results) {
-        std::printf("%s %s expected=%s actual=%s\n", harness::outcome_name(c.outcome), c.id.c_str(),
-                    hex32(c.expected).c_str(), hex32(c.actual).c_str());
+        std::printf("%s %s expected=%s actual=%s%s\n", harness::outcome_name(c.outcome),
+                    c.id.c_str(), hex32(c.expected).c_str(), hex32(c.actual).c_str(),
+                    c.message.empty() ? "" : (" (" + c.message + ")").c_str());
       }
     }
-    std::printf("%-28s %-14s %8zu %8zu %8zu %9.3f\n", s.name.c_str(), s.preset.c_str(), s.cases,
-                s.passed, s.failed + s.errors, s.seconds);
+    std::printf("%-28s %-14s %8zu %8zu %8zu %8zu %9.3f\n", s.name.c_str(), s.preset.c_str(),
+                s.cases, s.passed, s.failed + s.errors, s.unsupported, s.seconds);
     std::fflush(stdout);
   };
-  try {
-    result = harness::replay_files(paths, on_set);
-  } catch (const recordings::RecordingError& e) {
-    error_line(e.what());
-    return kUsage;
-  }
+  // One line on stderr per file that could not be read; the message names the file.
+  auto on_unreadable = [&](const harness::UnreadableFile& u) {
+    std::fflush(stdout);
+    error_line("ERROR " + support::printable(u.message, 1024));
+  };
+  const harness::ReplayResult result = harness::replay_files(paths, on_set, on_unreadable);
   std::size_t listed = 0;
   for (const auto& s : result.sets) {
     for (const auto& c : s.results) {
-      if (c.outcome == harness::Outcome::pass) continue;
-      if (listed == 0) std::printf("\nfirst mismatches (expected vs actual, binary32):\n");
-      if (listed++ >= args.max_listed) break;
+      if (c.outcome == harness::Outcome::pass || c.outcome == harness::Outcome::unsupported)
+        continue;
+      if (listed == 0)
+        std::printf("\nfirst mismatches (expected vs actual, binary32):\n");
+      if (listed++ >= args.max_listed)
+        break;
       if (c.outcome == harness::Outcome::error) {
         std::printf("  ERROR %s: %s\n", c.id.c_str(), c.message.c_str());
+      } else if (c.why == Mismatch::none) {
+        std::printf("  FAIL %s: %s\n", c.id.c_str(), c.message.c_str());
       } else {
         std::printf("  FAIL %s [%s]\n    expected %s\n    actual   %s\n", c.id.c_str(),
                     mismatch_name(c.why), decompose_bits(c.expected, Format::fp32).c_str(),
@@ -116,27 +170,41 @@ int run_replay(const ReplayArgs& args) {
   }
   if (!args.json.empty()) {
     try {
-      support::write_file_atomic(args.json, to_json(result, args, backend).dump(2) + "\n");
+      support::write_file_atomic(args.json, to_json(result, args, backend).dump(2) + "\n", 0644,
+                                 paths);
     } catch (const std::exception& e) {
-      error_line(e.what());
+      error_line(std::string("--json: ") + e.what());
       return kUsage;
     }
   }
-  std::printf("%zu passed, %zu failed\n", result.passed, result.failed + result.errors);
-  if (result.failed + result.errors > 0) return kFailed;
+  std::string closing = std::to_string(result.passed) + " passed, " +
+                        std::to_string(result.failed + result.errors) + " failed";
+  if (result.unsupported > 0)
+    closing += ", " + std::to_string(result.unsupported) + " unsupported";
+  if (!result.unreadable.empty())
+    closing += ", " + std::to_string(result.unreadable.size()) + " unreadable";
+  std::printf("%s\n", closing.c_str());
+  if (!result.unreadable.empty())
+    return kUsage;
+  if (result.failed + result.errors > 0)
+    return kFailed;
+  if (result.tested() == 0)
+    return kUnavailable;
   return kOk;
 }
 
-}  // namespace
+} // namespace
 
 void add_replay(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay recordings bit for bit on a backend");
-  cmd->add_option("files", args->files, "Recording files (.h5)")->required()->check(CLI::ExistingFile);
+  // No existence check here: a missing file is reported like any unreadable recording, and
+  // the other files are still replayed.
+  cmd->add_option("files", args->files, "Recording files (.h5)")->required();
   cmd->add_option("--backend", args->backend, "auto or reference")->capture_default_str();
   cmd->add_option("--json", args->json, "Write the per-case report as JSON to this file");
   cmd->add_flag("--verbose,-v", args->verbose, "One line per case");
   cmd->callback([args, &exit_code] { exit_code = run_replay(*args); });
 }
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

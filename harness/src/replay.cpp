@@ -9,90 +9,260 @@
 
 namespace mmaemu::harness {
 
+namespace {
+
+std::string attr_of(const recordings::Attributes& attrs, const char* key) {
+  const auto it = attrs.find(key);
+  return it == attrs.end() ? std::string() : it->second;
+}
+
+// A set's result before its cases: where it came from and the attributes that decide how
+// its cases are judged.
+SetResult start_set(const std::string& name, const std::string& preset,
+                    const recordings::Attributes& attrs, const std::string& file) {
+  SetResult s;
+  s.file = file;
+  s.name = name;
+  s.preset = preset;
+  s.gpu = attr_of(attrs, "gpu");
+  s.scope = attr_of(attrs, "scope");
+  s.expect_error = attr_of(attrs, "expect_error");
+  return s;
+}
+
+bool out_of_scope(const SetResult& s) {
+  return s.scope == "out";
+}
+
+void tally(SetResult& s, const CaseResult& c) {
+  switch (c.outcome) {
+  case Outcome::pass:
+    ++s.passed;
+    break;
+  case Outcome::fail:
+    ++s.failed;
+    break;
+  case Outcome::unsupported:
+  case Outcome::xfail:
+    ++s.unsupported;
+    break;
+  case Outcome::error:
+    ++s.errors;
+    break;
+  }
+}
+
+// Every case of an out-of-scope set: listed as UNSUPPORTED with the set's reason, not run.
+void mark_out_of_scope(SetResult& s, const std::vector<std::string>& ids,
+                       const recordings::Attributes& attrs) {
+  const std::string reason = attr_of(attrs, "scope_reason");
+  const std::string message =
+      "out of scope (n/a)" + (reason.empty() ? std::string() : ": " + reason);
+  s.results.clear();
+  s.passed = s.failed = s.errors = s.unsupported = 0;
+  for (const auto& id : ids) {
+    CaseResult c;
+    c.id = id;
+    c.outcome = Outcome::unsupported;
+    c.message = message;
+    tally(s, c);
+    s.results.push_back(std::move(c));
+  }
+  s.cases = ids.size();
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The message of a file that could not be read, on one line and naming the file.
+std::string unreadable_message(const std::string& file, const std::string& what) {
+  std::string m = what.find(file) == std::string::npos ? file + ": " + what : what;
+  for (char& ch : m) {
+    if (ch == '\n' || ch == '\r')
+      ch = ' ';
+  }
+  return m;
+}
+
+} // namespace
+
 const char* outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::pass: return "PASS";
-    case Outcome::fail: return "FAIL";
-    case Outcome::error: return "ERROR";
-    case Outcome::unsupported: return "UNSUPPORTED";
-    case Outcome::xfail: return "XFAIL";
+  case Outcome::pass:
+    return "PASS";
+  case Outcome::fail:
+    return "FAIL";
+  case Outcome::error:
+    return "ERROR";
+  case Outcome::unsupported:
+    return "UNSUPPORTED";
+  case Outcome::xfail:
+    return "XFAIL";
   }
   return "?";
 }
 
 std::string resolve_backend(const std::string& requested) {
-  if (requested == "auto" || requested == "reference") return "reference";
+  if (requested == "auto" || requested == "reference")
+    return "reference";
   throw BackendUnavailableError("backend '" + requested +
                                 "' is unavailable: this build has only the CPU reference backend "
                                 "(use --backend reference)");
 }
 
 SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file) {
-  SetResult r;
-  r.file = file;
-  r.name = batch.name;
-  r.preset = batch.preset;
-  if (auto it = batch.attrs.find("gpu"); it != batch.attrs.end()) r.gpu = it->second;
+  SetResult r = start_set(batch.name, batch.preset, batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
+  if (out_of_scope(r)) {
+    mark_out_of_scope(r, batch.ids, batch.attrs);
+    r.seconds = since(t0);
+    return r;
+  }
   const std::size_t n = batch.size();
   r.cases = n;
   r.results.resize(n);
-  const Preset* preset = nullptr;
-  std::string preset_error;
-  try {
-    preset = &get_preset(batch.preset);
-  } catch (const MmaemuError& e) {
-    preset_error = e.what();
-  }
+  // The whole set runs at once: a refusal (an unknown preset, a format that is not FP8)
+  // refuses every case alike.
   std::vector<std::uint32_t> actual(n, 0u);
-  if (preset) {
-    model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, *preset,
+  bool refused = false;
+  std::string refused_class, refused_message;
+  try {
+    const Preset& preset = get_preset(batch.preset);
+    model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, preset,
                     {batch.fmt_a, batch.fmt_b}, actual.data());
+  } catch (const MmaemuError& e) {
+    refused = true;
+    refused_class = e.class_name();
+    refused_message = refused_class + ": " + e.what();
+  } catch (const std::exception& e) {
+    refused = true;
+    refused_message = e.what();
   }
   for (std::size_t i = 0; i < n; ++i) {
     CaseResult& c = r.results[i];
     c.id = batch.ids[i];
     c.expected = batch.expect[i];
-    if (!preset) {
+    if (!r.expect_error.empty()) {
+      // The recorded bits mean nothing here: the hardware refused the call.
+      if (refused && refused_class == r.expect_error) {
+        c.outcome = Outcome::pass;
+        c.message = "expected error reproduced: " + refused_class;
+      } else {
+        c.outcome = Outcome::fail;
+        c.message = "expected " + r.expect_error + ", got " +
+                    (!refused                ? std::string("no error")
+                     : refused_class.empty() ? refused_message
+                                             : refused_class);
+      }
+    } else if (refused) {
       c.outcome = Outcome::error;
-      c.message = preset_error;
-      ++r.errors;
-      continue;
-    }
-    c.actual = actual[i];
-    c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
-    if (c.why == Mismatch::none) {
-      c.outcome = Outcome::pass;
-      ++r.passed;
+      c.message = refused_message;
     } else {
-      c.outcome = Outcome::fail;
-      ++r.failed;
+      c.actual = actual[i];
+      c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
+      c.outcome = c.why == Mismatch::none ? Outcome::pass : Outcome::fail;
     }
+    tally(r, c);
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.seconds = since(t0);
+  return r;
+}
+
+SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file) {
+  const SetResult head = start_set(batch.name, "gemm", batch.attrs, file);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (out_of_scope(head)) {
+    SetResult r = head;
+    std::vector<std::string> ids;
+    for (const auto& c : batch.cases)
+      ids.push_back(c.id);
+    mark_out_of_scope(r, ids, batch.attrs);
+    r.seconds = since(t0);
+    return r;
+  }
+  SetResult r;
+  if (head.expect_error.empty()) {
+    r = replay_gemm_batch(batch, file);
+  } else {
+    recordings::GemmBatch with = batch;
+    for (auto& c : with.cases) {
+      if (c.expect_error.empty())
+        c.expect_error = head.expect_error;
+    }
+    r = replay_gemm_batch(with, file);
+  }
+  r.scope = head.scope;
+  r.expect_error = head.expect_error;
+  return r;
+}
+
+SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file) {
+  const SetResult head = start_set(batch.name, "gemm_call", batch.attrs, file);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (out_of_scope(head)) {
+    SetResult r = head;
+    std::vector<std::string> ids;
+    for (const auto& c : batch.calls) {
+      for (const auto& o : c.outputs)
+        ids.push_back(c.id + "/" + o.name);
+    }
+    mark_out_of_scope(r, ids, batch.attrs);
+    r.seconds = since(t0);
+    return r;
+  }
+  SetResult r;
+  if (head.expect_error.empty()) {
+    r = replay_gemm_call_batch(batch, file);
+  } else {
+    recordings::GemmCallBatch with = batch;
+    for (auto& c : with.calls) {
+      for (auto& o : c.outputs) {
+        if (o.expect_error.empty())
+          o.expect_error = head.expect_error;
+      }
+    }
+    r = replay_gemm_call_batch(with, file);
+  }
+  r.scope = head.scope;
+  r.expect_error = head.expect_error;
   return r;
 }
 
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
-                          const std::function<void(const SetResult&)>& on_set) {
-  std::vector<recordings::Recording> recs;
-  recs.reserve(files.size());
-  for (const auto& f : files) recs.push_back(recordings::read_recording(f));
+                          const std::function<void(const SetResult&)>& on_set,
+                          const std::function<void(const UnreadableFile&)>& on_unreadable) {
   ReplayResult out;
   auto add = [&](SetResult s) {
     out.passed += s.passed;
     out.failed += s.failed;
     out.errors += s.errors;
-    if (on_set) on_set(s);
+    out.unsupported += s.unsupported;
+    if (on_set)
+      on_set(s);
     out.sets.push_back(std::move(s));
   };
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const std::string file = files[i].string();
-    for (const auto& batch : recs[i].mma) add(replay_batch(batch, file));
-    for (const auto& batch : recs[i].gemm) add(replay_gemm_batch(batch, file));
-    for (const auto& batch : recs[i].gemm_call) add(replay_gemm_call_batch(batch, file));
+  for (const auto& f : files) {
+    const std::string file = f.string();
+    // One file at a time: a bad file is reported and the others are still replayed.
+    recordings::Recording rec;
+    try {
+      rec = recordings::read_recording(f);
+    } catch (const std::exception& e) {
+      UnreadableFile u{file, unreadable_message(file, e.what())};
+      if (on_unreadable)
+        on_unreadable(u);
+      out.unreadable.push_back(std::move(u));
+      continue;
+    }
+    for (const auto& batch : rec.mma)
+      add(replay_batch(batch, file));
+    for (const auto& batch : rec.gemm)
+      add(replay_gemm_set(batch, file));
+    for (const auto& batch : rec.gemm_call)
+      add(replay_gemm_call_set(batch, file));
   }
   return out;
 }
 
-}  // namespace mmaemu::harness
+} // namespace mmaemu::harness

@@ -12,7 +12,9 @@ namespace {
 constexpr Outcome kAll[] = {Outcome::pass, Outcome::fail, Outcome::error, Outcome::unsupported,
                             Outcome::xfail};
 
-std::string xml_escape(const std::string& s) { return reports::markup_escape(s); }
+std::string xml_escape(const std::string& s) {
+  return reports::markup_escape(s);
+}
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -34,12 +36,22 @@ void TierResult::add(TierCase c) {
   cases.push_back(std::move(c));
 }
 
+void TierResult::check(TierCheck c) {
+  if (!details.is_object())
+    details = nlohmann::json::object();
+  details["checks"].push_back({{"id", c.id}, {"ok", c.ok}, {"message", c.message}});
+  checks.push_back(std::move(c));
+}
+
 void settle_verdict(TierResult& r, const std::string& nothing_ran_reason) {
   if ((r.verdict == Outcome::unsupported || r.verdict == Outcome::error) && !r.reason.empty()) {
     return;
   }
   const std::size_t ran = r.total(Outcome::pass) + r.total(Outcome::fail) +
                           r.total(Outcome::error) + r.total(Outcome::xfail);
+  std::size_t failed_checks = 0;
+  for (const auto& c : r.checks)
+    failed_checks += c.ok ? 0 : 1;
   if (r.total(Outcome::error) > 0) {
     r.verdict = Outcome::error;
     if (r.reason.empty()) {
@@ -51,16 +63,29 @@ void settle_verdict(TierResult& r, const std::string& nothing_ran_reason) {
         }
       }
     }
-  } else if (r.total(Outcome::fail) > 0) {
+  } else if (r.total(Outcome::fail) > 0 || failed_checks > 0) {
     r.verdict = Outcome::fail;
     if (r.reason.empty()) {
-      r.reason = std::to_string(r.total(Outcome::fail)) + " case(s) failed";
-      for (const auto& c : r.cases) {
-        if (c.outcome == Outcome::fail) {
-          r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
+      std::string first;
+      for (const auto& c : r.checks) {
+        if (!c.ok) {
+          first = c.id + (c.message.empty() ? "" : ": " + c.message);
           break;
         }
       }
+      for (const auto& c : r.cases) {
+        if (!first.empty())
+          break;
+        if (c.outcome == Outcome::fail)
+          first = c.id + (c.message.empty() ? "" : ": " + c.message);
+      }
+      if (r.total(Outcome::fail) > 0)
+        r.reason = std::to_string(r.total(Outcome::fail)) + " case(s) failed";
+      if (failed_checks > 0) {
+        r.reason += (r.reason.empty() ? "" : ", ") + std::to_string(failed_checks) +
+                    " check(s) did not hold";
+      }
+      r.reason += "; first: " + first;
     }
   } else if (ran == 0) {
     r.verdict = Outcome::unsupported;
@@ -135,22 +160,37 @@ std::string junit_xml(const TierResult& r) {
       return;
     }
   };
-  if (r.case_count() == 0) {
+  bool checks_hold = true;
+  for (const auto& c : r.checks)
+    checks_hold = checks_hold && c.ok;
+  if (r.case_count() == 0 && checks_hold) {
     add_case(r.tier, r.tier, r.seconds, r.verdict, r.reason);
   }
   for (const auto& s : r.sets) {
+    const std::size_t passed = s.value("passed", std::size_t{0});
     const std::size_t failed = s.value("failed", std::size_t{0});
     const std::size_t errs = s.value("errors", std::size_t{0});
-    const Outcome o = errs ? Outcome::error : (failed ? Outcome::fail : Outcome::pass);
-    add_case(r.tier + "." + s.value("recording", "?"), s.value("set", "?"), s.value("seconds", 0.0),
-             o,
-             std::to_string(failed) + " of " + std::to_string(s.value("cases", std::size_t{0})) +
-                 " cases differ, " + std::to_string(errs) + " could not run");
+    const std::size_t na = s.value("not_applicable", std::size_t{0});
+    const std::size_t cases = s.value("cases", std::size_t{0});
+    // A set none of whose cases was judged is skipped, not passed.
+    const Outcome o = errs     ? Outcome::error
+                      : failed ? Outcome::fail
+                      : passed ? Outcome::pass
+                               : Outcome::unsupported;
+    add_case(
+        r.tier + "." + s.value("recording", "?"), s.value("set", "?"), s.value("seconds", 0.0), o,
+        std::to_string(failed) + " of " + std::to_string(cases) + " cases differ, " +
+            std::to_string(errs) + " could not run, " + std::to_string(na) + " not applicable");
   }
   for (const auto& c : r.cases) {
     if (c.in_set)
       continue; // inside its set's testcase
     add_case(r.tier, c.id, c.seconds, c.outcome, c.message);
+  }
+  // A check that does not hold fails the tier, so CI shows it; one that holds is no test.
+  for (const auto& c : r.checks) {
+    if (!c.ok)
+      add_case(r.tier + ".checks", c.id, 0, Outcome::fail, c.message);
   }
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
   x += "  <testsuite name=\"" + xml_escape(r.tier) + "\" tests=\"" + std::to_string(tests) +

@@ -34,7 +34,7 @@ struct RunResult {
   std::string all() const { return out + err; }
 };
 
-std::string quote(const std::string &s) {
+std::string quote(const std::string& s) {
   std::string q = "'";
   for (char ch : s) {
     if (ch == '\'')
@@ -46,10 +46,10 @@ std::string quote(const std::string &s) {
 }
 
 // Runs the built mmaemu with `args`, capturing stdout and stderr separately.
-RunResult run_cli(const std::vector<std::string> &args) {
+RunResult run_cli(const std::vector<std::string>& args) {
   TempDir io("cli_io");
   std::string cmd = quote(MMAEMU_BIN);
-  for (const auto &a : args)
+  for (const auto& a : args)
     cmd += " " + quote(a);
   cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
   const int raw = std::system(cmd.c_str());
@@ -61,7 +61,7 @@ RunResult run_cli(const std::vector<std::string> &args) {
   return r;
 }
 
-std::vector<std::string> lines_of(const std::string &text) {
+std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   std::string line;
@@ -70,35 +70,35 @@ std::vector<std::string> lines_of(const std::string &text) {
   return out;
 }
 
-std::vector<std::string> nonempty_lines(const std::string &text) {
+std::vector<std::string> nonempty_lines(const std::string& text) {
   std::vector<std::string> out;
-  for (auto &l : lines_of(text))
+  for (auto& l : lines_of(text))
     if (l.find_first_not_of(" \t\r") != std::string::npos)
       out.push_back(l);
   return out;
 }
 
-std::string last_line(const std::string &text) {
+std::string last_line(const std::string& text) {
   const auto lines = nonempty_lines(text);
   return lines.empty() ? std::string() : lines.back();
 }
 
-std::size_t count_containing(const std::string &text, const std::string &needle) {
+std::size_t count_containing(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
-  for (const auto &l : lines_of(text))
+  for (const auto& l : lines_of(text))
     if (l.find(needle) != std::string::npos)
       ++n;
   return n;
 }
 
-fs::path committed(const std::string &name) {
+fs::path committed(const std::string& name) {
   return fs::path(MMAEMU_SOURCE_DIR) / "recordings" / "data" / "public" / name;
 }
 
 // The committed Ada recording with the expect bits of `altered` cases changed (last bit).
-fs::path altered_recording(const TempDir &dir, std::size_t altered, std::set<std::string> *ids) {
+fs::path altered_recording(const TempDir& dir, std::size_t altered, std::set<std::string>* ids) {
   Recording rec = read_recording(committed("Ada_E4M3.h5"));
-  auto &b = rec.mma.at(0);
+  auto& b = rec.mma.at(0);
   for (std::size_t j = 0; j < altered; ++j) {
     const std::size_t i = 17 + 331 * j; // spread over the set
     b.expect.at(i) ^= 1u;
@@ -106,6 +106,20 @@ fs::path altered_recording(const TempDir &dir, std::size_t altered, std::set<std
       ids->insert(b.ids[i]);
   }
   const fs::path file = dir / "altered.h5";
+  write_recording(file, rec);
+  return file;
+}
+
+// The committed H100 recording with its set marked out of scope and every expected bit
+// flipped: if anything were replayed, every case would fail.
+fs::path out_of_scope_recording(const TempDir& dir) {
+  Recording rec = read_recording(committed("H100_E4M3.h5"));
+  auto& b = rec.mma.at(0);
+  for (auto& e : b.expect)
+    e = ~e;
+  b.attrs["scope"] = "out";
+  b.attrs["scope_reason"] = "synthetic: not a hardware claim";
+  const fs::path file = dir / "scoped.h5";
   write_recording(file, rec);
   return file;
 }
@@ -129,7 +143,7 @@ TEST(Cli, ReplayWithAlteredExpectBitsExitsOneAndListsTenMismatches) {
   EXPECT_EQ(count_containing(r.out, "expected 0x"), 10u) << r.out;
   EXPECT_EQ(count_containing(r.out, "actual   0x"), 10u) << r.out;
   std::size_t listed = 0;
-  for (const auto &l : lines_of(r.out)) {
+  for (const auto& l : lines_of(r.out)) {
     const auto pos = l.find("FAIL ");
     if (pos == std::string::npos)
       continue;
@@ -192,6 +206,97 @@ TEST(Cli, ReplayOfTruncatedFileExitsTwoAndNamesIt) {
   const auto r = run_cli({"replay", file.string()});
   EXPECT_EQ(r.status, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr(file.string()));
+}
+
+TEST(Cli, ReplayOfAnOutOfScopeSetTestsNothingAndExitsFour) {
+  TempDir dir("cli");
+  const fs::path file = out_of_scope_recording(dir);
+  const fs::path json_path = dir / "scoped.json";
+  const auto r = run_cli({"replay", file.string(), "--json", json_path.string()});
+  EXPECT_EQ(r.status, 4) << r.all();
+  EXPECT_EQ(last_line(r.out), "0 passed, 0 failed, 5000 unsupported") << r.all();
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path))) << r.all();
+  EXPECT_EQ(j.at("verdict").get<std::string>(), "UNSUPPORTED");
+  EXPECT_EQ(j.at("passed").get<std::size_t>(), 0u);
+  EXPECT_EQ(j.at("failed").get<std::size_t>(), 0u);
+  EXPECT_EQ(j.at("unsupported").get<std::size_t>(), 5000u);
+  ASSERT_EQ(j.at("sets").size(), 1u);
+  EXPECT_EQ(j["sets"][0].at("scope").get<std::string>(), "out");
+  EXPECT_THAT(j["sets"][0]["not_passed"][0].at("message").get<std::string>(),
+              HasSubstr("synthetic: not a hardware claim"));
+}
+
+TEST(Cli, ReplayOfAnExpectedErrorSetPassesOnlyOnThatErrorClass) {
+  TempDir dir("cli");
+  Recording rec = read_recording(committed("Ada_E4M3.h5"));
+  rec.mma.at(0).preset = "sm_120"; // refused by the emulator with ValueError
+  rec.mma.at(0).attrs["expect_error"] = "ValueError";
+  write_recording(dir / "refused.h5", rec);
+  const auto ok = run_cli({"replay", (dir / "refused.h5").string()});
+  EXPECT_EQ(ok.status, 0) << ok.all();
+  EXPECT_EQ(last_line(ok.out), "5000 passed, 0 failed") << ok.all();
+
+  rec.mma.at(0).attrs["expect_error"] = "ReferenceRejectsError";
+  write_recording(dir / "other.h5", rec);
+  const auto bad = run_cli({"replay", (dir / "other.h5").string()});
+  EXPECT_EQ(bad.status, 1) << bad.all();
+  EXPECT_EQ(last_line(bad.out), "0 passed, 5000 failed") << bad.all();
+  EXPECT_THAT(bad.out, HasSubstr("expected ReferenceRejectsError, got ValueError"));
+}
+
+TEST(Cli, ReplayJsonRefusesToOverwriteAnInputRecording) {
+  TempDir dir("cli");
+  const fs::path file = altered_recording(dir, 3, nullptr);
+  const std::string before = testsupport::read_text(file);
+  const auto r = run_cli(
+      {"replay", committed("H100_E4M3.h5").string(), file.string(), "--json", file.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("--json"));
+  EXPECT_EQ(nonempty_lines(r.err).size(), 1u) << r.err;
+  EXPECT_EQ(testsupport::read_text(file), before); // the recording is untouched
+  EXPECT_EQ(testsupport::entries(dir.path()), std::vector<std::string>{"altered.h5"});
+  // The same file under another name (a hard link) is the same input.
+  fs::create_hard_link(file, dir / "link.json");
+  const auto r2 = run_cli({"replay", file.string(), "--json", (dir / "link.json").string()});
+  EXPECT_EQ(r2.status, 2) << r2.all();
+  EXPECT_EQ(testsupport::read_text(file), before);
+}
+
+TEST(Cli, ReplayJsonRefusesASpecialFileOrAFolder) {
+  TempDir dir("cli");
+  for (const std::string& out : {std::string("/dev/null"), dir.path().string()}) {
+    const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(), "--json", out});
+    EXPECT_EQ(r.status, 2) << out << ": " << r.all();
+    EXPECT_THAT(r.err, HasSubstr("--json")) << out;
+    EXPECT_EQ(r.out.find("passed"), std::string::npos) << "replayed before refusing: " << r.out;
+  }
+}
+
+TEST(Cli, ReplayReportsAnUnreadableFileAndStillReplaysTheOthers) {
+  TempDir dir("cli");
+  const fs::path broken = dir / "broken.h5";
+  testsupport::write_text(broken, "this is not HDF5");
+  const fs::path missing = dir / "missing.h5";
+  const fs::path json_path = dir / "r.json";
+  const auto r =
+      run_cli({"replay", committed("Ada_E4M3.h5").string(), broken.string(), missing.string(),
+               committed("H100_E4M3.h5").string(), "--json", json_path.string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_EQ(last_line(r.out), "10000 passed, 0 failed, 2 unreadable") << r.all();
+  // One line on stderr per unreadable file, naming it.
+  const auto err = nonempty_lines(r.err);
+  ASSERT_EQ(err.size(), 2u) << r.err;
+  EXPECT_THAT(err[0], HasSubstr(broken.string()));
+  EXPECT_THAT(err[0], HasSubstr("ERROR"));
+  EXPECT_THAT(err[1], HasSubstr(missing.string()));
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path))) << r.all();
+  EXPECT_EQ(j.at("verdict").get<std::string>(), "ERROR");
+  EXPECT_EQ(j.at("passed").get<std::size_t>(), 10000u);
+  EXPECT_EQ(j.at("sets").size(), 2u);
+  ASSERT_EQ(j.at("unreadable").size(), 2u);
+  EXPECT_EQ(j["unreadable"][0].at("path").get<std::string>(), broken.string());
 }
 
 TEST(Cli, ReplayWithUnavailableBackendExitsTwo) {
@@ -258,13 +363,13 @@ TEST(Cli, InfoListsThePresets) {
   const auto r = run_cli({"info"});
   EXPECT_EQ(r.status, 0) << r.all();
   std::set<std::string> names;
-  for (const auto &l : lines_of(r.out)) {
+  for (const auto& l : lines_of(r.out)) {
     std::istringstream ss(l);
     std::string first;
     ss >> first;
     names.insert(first);
   }
-  for (const char *p : {"ada", "hopper", "b200_mma_sync"})
+  for (const char* p : {"ada", "hopper", "b200_mma_sync"})
     EXPECT_TRUE(names.count(p)) << p << " missing from:\n" << r.out;
 }
 
@@ -307,7 +412,8 @@ TEST(CliExplain, SchemeOfAnotherPresetExitsOne) {
   const auto r = run_cli({"explain", "64", "32", "128", "--splitk", "2,serial"});
   EXPECT_EQ(r.status, 1) << r.all();
   EXPECT_THAT(r.out, HasSubstr("ValueError"));
-  const auto ada = run_cli({"explain", "64", "32", "128", "--splitk", "2,serial", "--profile", "ada"});
+  const auto ada =
+      run_cli({"explain", "64", "32", "128", "--splitk", "2,serial", "--profile", "ada"});
   EXPECT_EQ(ada.status, 0) << ada.all();
   EXPECT_THAT(ada.out, HasSubstr("UnverifiedSplitWarning"));
 }
@@ -323,8 +429,10 @@ TEST(CliExplain, AutoSplitWithEmptyTableExitsOneNamingIt) {
 }
 
 TEST(CliExplain, TorchRejectionsExitOne) {
-  EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--a", "e5m2", "--b", "e5m2", "--splitk", "1"}).status, 1);
-  EXPECT_EQ(run_cli({"explain", "16", "32", "72", "--splitk", "1"}).status, 1);  // K % 16
+  EXPECT_EQ(
+      run_cli({"explain", "16", "32", "64", "--a", "e5m2", "--b", "e5m2", "--splitk", "1"}).status,
+      1);
+  EXPECT_EQ(run_cli({"explain", "16", "32", "72", "--splitk", "1"}).status, 1); // K % 16
   EXPECT_EQ(run_cli({"explain", "16", "32", "64", "--out", "e5m2", "--splitk", "1"}).status, 1);
   const auto b200 = run_cli({"explain", "16", "32", "64", "--profile", "b200-mma-sync-experimental",
                              "--splitk", "1", "--out", "bf16"});
@@ -345,8 +453,8 @@ TEST(CliExplain, UsageErrorsExitTwoAndCudaDeviceExitsFour) {
 TEST(CliGemm, SameSeedSameSha256AndItReplays) {
   TempDir dir("gemm");
   const auto h5 = (dir / "g.h5").string();
-  const std::vector<std::string> args = {"gemm", "--M", "8", "--N", "16", "--K", "64", "--fast",
-                                         "--splitk", "1", "--out", "bf16", "--seed", "3"};
+  const std::vector<std::string> args = {"gemm",   "--M",      "8", "--N",   "16",   "--K",    "64",
+                                         "--fast", "--splitk", "1", "--out", "bf16", "--seed", "3"};
   auto with_write = args;
   with_write.insert(with_write.end(), {"--write", h5});
   const auto r1 = run_cli(with_write);
@@ -364,7 +472,8 @@ TEST(CliGemm, SameSeedSameSha256AndItReplays) {
 }
 
 TEST(CliBench, GemmPrintsBothFiguresAndTheRatio) {
-  const auto r = run_cli({"bench", "gemm", "--M", "32", "--N", "64", "--K", "128", "--threads", "1"});
+  const auto r =
+      run_cli({"bench", "gemm", "--M", "32", "--N", "64", "--K", "128", "--threads", "1"});
   EXPECT_EQ(r.status, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("reference"));
   EXPECT_THAT(r.out, HasSubstr("sgemm"));

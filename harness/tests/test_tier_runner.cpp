@@ -216,7 +216,8 @@ TEST(ReplayTier, TheCommittedRecordingsPassCaseByCase) {
     cases += letters.size();
   }
   EXPECT_GE(cases, 10000u);
-  EXPECT_EQ(r.total(Outcome::pass), cases + 1); // + the data budget check
+  EXPECT_EQ(r.total(Outcome::pass), cases); // the data budget is a check, not a case
+  EXPECT_EQ(r.case_count(), cases);
   EXPECT_FALSE(r.inputs.empty());
   for (const auto& in : r.inputs)
     EXPECT_EQ(in.sha256.size(), 64u);
@@ -242,8 +243,8 @@ TEST(ReplayTier, ShardLogsMergeIntoTheWholeRun) {
     EXPECT_EQ(merged["sets"][i]["outcomes"], full["sets"][i]["outcomes"]);
   }
   EXPECT_EQ(merged["verdict"], "PASS");
-  // Every shard checks the data budget once.
-  EXPECT_EQ(merged["totals"]["PASS"].get<std::size_t>(), whole.total(Outcome::pass) + 2);
+  // Every shard checks the data budget, which counts as no case.
+  EXPECT_EQ(merged["totals"]["PASS"].get<std::size_t>(), whole.total(Outcome::pass));
 }
 
 TEST(ReplayTier, ACorruptRecordingIsAnErrorNamingTheFile) {
@@ -280,6 +281,85 @@ TEST(ReplayTier, DataOverBudgetFails) {
   const TierResult r = run_tier(t, options_for());
   EXPECT_EQ(r.verdict, Outcome::fail);
   EXPECT_NE(r.reason.find("T1/data_budget"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.total(Outcome::fail), 0u); // the overrun fails the tier, but is no case
+}
+
+TEST(ReplayTier, TheDataBudgetIsACheckInTheDetailsNotACase) {
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for());
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_EQ(r.checks[0].id, "T1/data_budget");
+  EXPECT_TRUE(r.checks[0].ok) << r.checks[0].message;
+  ASSERT_TRUE(r.details.contains("checks")) << r.details.dump();
+  EXPECT_EQ(r.details["checks"][0]["id"], "T1/data_budget");
+  EXPECT_EQ(r.details["checks"][0]["ok"], true);
+  for (const auto& c : r.cases)
+    EXPECT_NE(c.id, "T1/data_budget");
+}
+
+// A recording whose only set is out of scope, every expected bit flipped: nothing is tested,
+// so the tier is UNSUPPORTED: the data budget that holds adds no PASS.
+TEST(ReplayTier, ATierWhoseCasesAreAllOutOfScopeIsUnsupportedNotPass) {
+  tiertest::TempDir dir;
+  auto rec =
+      recordings::read_recording(tiertest::committed_recordings() / "public" / "H100_E4M3.h5");
+  ASSERT_EQ(rec.mma.size(), 1u);
+  for (auto& e : rec.mma[0].expect)
+    e = ~e;
+  rec.mma[0].attrs["scope"] = "out";
+  rec.mma[0].attrs["scope_reason"] = "synthetic";
+  recordings::write_recording(dir / "scoped.h5", rec);
+  const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(r.verdict, Outcome::unsupported) << r.reason;
+  EXPECT_EQ(tier_exit_status(r.verdict), 4);
+  EXPECT_EQ(r.total(Outcome::pass), 0u);
+  EXPECT_EQ(r.total(Outcome::fail), 0u);
+  EXPECT_EQ(r.total(Outcome::unsupported), 5000u);
+  ASSERT_EQ(r.sets.size(), 1u);
+  EXPECT_EQ(r.sets[0]["outcomes"].get<std::string>(), std::string(5000, 'U'));
+  EXPECT_EQ(r.sets[0]["not_applicable"], 5000);
+  EXPECT_EQ(r.sets[0]["passed"], 0);
+  EXPECT_EQ(r.sets[0]["scope"], "out");
+  ASSERT_FALSE(r.cases.empty());
+  EXPECT_NE(r.cases[0].message.find("out of scope (n/a): synthetic"), std::string::npos)
+      << r.cases[0].message;
+  // JUnit: the set is skipped, not passed.
+  const std::string x = junit_xml(r);
+  EXPECT_NE(x.find("skipped=\"1\""), std::string::npos) << x;
+  EXPECT_EQ(x.find("failures=\"1\""), std::string::npos) << x;
+}
+
+// The same attributes mean the same in `mmaemu replay` and in the tier: one code path.
+TEST(ReplayTier, AnExpectedErrorSetPassesOnlyWithThatExactClass) {
+  tiertest::TempDir dir;
+  auto rec =
+      recordings::read_recording(tiertest::committed_recordings() / "public" / "Ada_E4M3.h5");
+  rec.mma[0].preset = "sm_120"; // refused with ValueError
+  rec.mma[0].attrs["expect_error"] = "ValueError";
+  recordings::write_recording(dir / "refused.h5", rec);
+  const TierResult ok = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(ok.verdict, Outcome::pass) << ok.reason;
+  EXPECT_EQ(ok.total(Outcome::pass), 5000u);
+  EXPECT_EQ(ok.sets[0]["expect_error"], "ValueError");
+  const SetResult lib = replay_batch(rec.mma[0], "refused.h5");
+  EXPECT_EQ(lib.passed, 5000u);
+
+  rec.mma[0].attrs["expect_error"] = "ReferenceRejectsError";
+  recordings::write_recording(dir / "refused.h5", rec);
+  const TierResult bad = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
+  EXPECT_EQ(bad.verdict, Outcome::fail);
+  EXPECT_NE(bad.reason.find("expected ReferenceRejectsError, got ValueError"), std::string::npos)
+      << bad.reason;
+  EXPECT_EQ(replay_batch(rec.mma[0], "refused.h5").failed, 5000u);
+}
+
+TEST(ReplayTier, AnUnknownPresetWithoutExpectedErrorIsAnErrorNotACrash) {
+  auto rec =
+      recordings::read_recording(tiertest::committed_recordings() / "public" / "Ada_E4M3.h5");
+  rec.mma[0].preset = "no_such_preset";
+  const SetResult s = replay_batch(rec.mma[0], "x.h5");
+  EXPECT_EQ(s.errors, 5000u);
+  EXPECT_EQ(s.passed, 0u);
+  EXPECT_NE(s.results[0].message.find("ValueError"), std::string::npos) << s.results[0].message;
 }
 
 TEST(ReplayTier, NoRecordingsIsUnsupported) {
@@ -287,6 +367,25 @@ TEST(ReplayTier, NoRecordingsIsUnsupported) {
   const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
   EXPECT_EQ(r.verdict, Outcome::unsupported);
   EXPECT_NE(r.reason.find("no recording"), std::string::npos);
+}
+
+TEST(TierResult, ACheckNeverCountsAsACaseAndAFailedCheckFails) {
+  TierResult held;
+  held.tier = "T1";
+  held.check({"T1/data_budget", true, "1 MiB of 20"});
+  settle_verdict(held, "no case ran");
+  EXPECT_EQ(held.verdict, Outcome::unsupported) << "a check that holds is no PASS";
+  EXPECT_EQ(held.case_count(), 0u);
+
+  TierResult over;
+  over.tier = "T1";
+  over.count(Outcome::pass, 3);
+  over.check({"T1/data_budget", false, "30 MiB of 20"});
+  settle_verdict(over, "no case ran");
+  EXPECT_EQ(over.verdict, Outcome::fail);
+  EXPECT_NE(over.reason.find("T1/data_budget: 30 MiB of 20"), std::string::npos) << over.reason;
+  EXPECT_EQ(over.total(Outcome::fail), 0u);
+  EXPECT_NE(junit_xml(over).find("<failure message=\"30 MiB of 20\""), std::string::npos);
 }
 
 TEST(TierResult, JunitHasOneSkippedCaseForATierThatDidNotRun) {

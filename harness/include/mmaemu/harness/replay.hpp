@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
 // Replaying recordings: every case on a backend, compared bit for bit with the recorded
-// output through the one comparator.
+// output through the one comparator. `mmaemu replay` and the replay tiers (T1, T2) use the
+// same functions, so that a set's attributes mean the same everywhere:
+//   scope = out          the set is not run: every case is UNSUPPORTED ("out of scope (n/a)",
+//                        with the attribute scope_reason), never PASS or FAIL;
+//   expect_error = CLASS the hardware (or torch) refused the set: a case passes where the
+//                        emulator refuses it with exactly that mmaemu error class, and fails
+//                        where it computes a result or raises another class.
 
 #include <cstdint>
 #include <filesystem>
@@ -23,41 +29,62 @@ struct CaseResult {
   std::uint32_t expected = 0;
   std::uint32_t actual = 0;
   Mismatch why = Mismatch::none;
-  std::string message;  // for error outcomes
+  std::string message; // for error, unsupported and expected-error outcomes
 };
 
 struct SetResult {
-  std::string file;    // the recording it came from
-  std::string name;    // the batch (set) name
-  std::string preset;
+  std::string file;   // the recording it came from
+  std::string name;   // the batch (set) name
+  std::string preset; // mma: the preset; gemm kinds: "gemm" or "gemm_call"
   std::string gpu;
-  std::size_t cases = 0, passed = 0, failed = 0, errors = 0;
+  std::string scope;        // the attribute scope ("out": not run), or empty
+  std::string expect_error; // the set's attribute expect_error, or empty
+  std::size_t cases = 0, passed = 0, failed = 0, errors = 0, unsupported = 0;
   double seconds = 0.0;
-  std::vector<CaseResult> results;  // every case, in recording order
+  std::vector<CaseResult> results; // every case (gemm_call: every output), in recording order
+};
+
+// A recording that could not be read; the other files are still replayed.
+struct UnreadableFile {
+  std::string file;
+  std::string message; // one line, naming the file
 };
 
 struct ReplayResult {
   std::vector<SetResult> sets;
-  std::size_t passed = 0, failed = 0, errors = 0;
+  std::vector<UnreadableFile> unreadable;
+  std::size_t passed = 0, failed = 0, errors = 0, unsupported = 0;
+  // Cases that ran on the emulator and were judged (PASS or FAIL): zero means nothing was
+  // tested.
+  std::size_t tested() const { return passed + failed; }
 };
 
 // Backends that replay can use here. "auto" and "reference" select the CPU reference model;
 // anything else throws BackendUnavailableError naming the backend.
 std::string resolve_backend(const std::string& requested);
 
-// Replays one batch on the reference model.
+// Replays one mma batch on the reference model, honouring scope and expect_error (above).
+// An unknown preset or any other refusal of the emulator is an ERROR of every case (unless it
+// is the expected error); it never throws for what the batch holds.
 SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file);
 
-// Replays GEMM-level cases (kind "gemm") through scaled_mm or accumulate + epilogue: a case
-// passes when every output matches bit for bit, or when the expected error class is raised.
-SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file);
+// The GEMM-level kinds with the set attributes honoured: scope = out as above; a set's
+// expect_error applies to every case (gemm) or output (gemm_call) that names none itself.
+SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file);
+SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file);
 
-// Replays exact recorded calls (kind "gemm_call"): one result per recorded output.
+// The raw GEMM replays (no set attributes): kind "gemm" through scaled_mm or accumulate +
+// epilogue, a case passes when every output matches bit for bit, or when its expected error
+// class is raised; kind "gemm_call" gives one result per recorded output.
+SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file);
 SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file);
 
-// Reads and replays every file. Throws recordings::RecordingError for an unreadable file
-// before anything is replayed (all files are read first).
+// Reads and replays the files one after the other, every set through the functions above.
+// A file that cannot be read (missing, not a regular file, not a valid recording) is listed
+// in `unreadable` (and passed to on_unreadable) and the others are still replayed. Never
+// throws for what the files hold.
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
-                          const std::function<void(const SetResult&)>& on_set = {});
+                          const std::function<void(const SetResult&)>& on_set = {},
+                          const std::function<void(const UnreadableFile&)>& on_unreadable = {});
 
-}  // namespace mmaemu::harness
+} // namespace mmaemu::harness

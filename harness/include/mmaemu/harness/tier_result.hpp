@@ -21,6 +21,14 @@ struct TierCase {
   bool in_set = false; // a replay case, also counted in its set's line of `sets`
 };
 
+// A bookkeeping check of a run (T1's data budget): not a case. It never counts in the totals
+// and never makes a tier PASS; a check that does not hold makes the tier FAIL.
+struct TierCheck {
+  std::string id; // "T1/data_budget"
+  bool ok = true;
+  std::string message;
+};
+
 struct InputFile {
   std::string path; // as the tier names it (relative to its data folder where there is one)
   std::string sha256;
@@ -34,6 +42,7 @@ struct TierResult {
   // Every case, except that replay tiers list only the cases that did not pass (all their
   // cases are in `sets`, one letter each).
   std::vector<TierCase> cases;
+  std::vector<TierCheck> checks; // also in details["checks"], so that the log records them
   nlohmann::json sets = nlohmann::json::array();
   std::array<std::size_t, 5> totals{}; // indexed by Outcome
   std::vector<InputFile> inputs;
@@ -49,11 +58,14 @@ struct TierResult {
   void add(TierCase c);
   // Counts an outcome that is not listed in `cases` (a passing replay case).
   void count(Outcome o, std::size_t n = 1) { totals[static_cast<std::size_t>(o)] += n; }
+  // Records a bookkeeping check in `checks` and details["checks"] (not in the totals).
+  void check(TierCheck c);
 };
 
-// Sets the verdict from the totals unless it is already UNSUPPORTED or ERROR with a reason
-// (a missing prerequisite, a run that could not start): ERROR if any case errored, else FAIL
-// if any failed, else UNSUPPORTED if no case ran (never PASS for nothing), else PASS.
+// Sets the verdict from the totals and checks unless it is already UNSUPPORTED or ERROR with a
+// reason (a missing prerequisite, a run that could not start): ERROR if any case errored,
+// else FAIL if any case failed or any check does not hold, else UNSUPPORTED if no case ran
+// (PASS, FAIL, ERROR or XFAIL; checks are not cases: never PASS for nothing), else PASS.
 void settle_verdict(TierResult& r, const std::string& nothing_ran_reason);
 
 // The exit status of `mmaemu tier run`: 0 PASS, 1 FAIL or ERROR, 4 UNSUPPORTED.
