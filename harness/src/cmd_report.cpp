@@ -2,6 +2,7 @@
 // mmaemu report keygen --out KEY.pem
 // mmaemu report verify PATH... [--keys DIR]
 // mmaemu report release --date YYYY-MM-DD [--out DIR] [--log-dir DIR] [--keys DIR] [--tiers DIR]
+//                       [--allow-other-commit]
 // mmaemu report merge LOG... [--out FILE] [--keys DIR]
 
 #include <cctype>
@@ -14,6 +15,7 @@
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
+#include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
 #include "mmaemu/reports/release_report.hpp"
@@ -31,6 +33,7 @@ namespace {
 struct ReportArgs {
   std::string out, keys, date, log_dir, tiers;
   std::vector<std::string> paths;
+  bool allow_other_commit = false; // report release
 };
 
 fs::path keys_dir(const ReportArgs& a) {
@@ -117,12 +120,18 @@ int run_release(const ReportArgs& a) {
   std::vector<reports::ReleaseTier> tiers;
   reports::TrustedKeys keys;
   reports::ReleaseReport rep;
+  // The report is for HEAD of the source tree: every log must come from it, clean.
+  const nlohmann::json git = reports::git_state(layout.source_dir);
+  reports::ReleaseOptions ro;
+  ro.commit = git.value("commit", "unknown");
+  ro.commit_unknown_why = git.value("reason", "");
+  ro.allow_other_commit = a.allow_other_commit;
   try {
     for (const auto& t : harness::load_tiers(layout.tiers_dir)) {
       tiers.push_back({t.name, t.title, t.required_for_release});
     }
     keys = reports::load_trusted_keys(layout.keys_dir);
-    rep = reports::build_release_report(layout.log_root, a.date, tiers, keys);
+    rep = reports::build_release_report(layout.log_root, a.date, tiers, keys, ro);
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -143,8 +152,10 @@ int run_release(const ReportArgs& a) {
   }
   for (const auto& why : rep.reasons)
     std::printf("  - %s\n", why.c_str());
-  std::printf("release %s: %s\n%s\n%s\n", a.date.c_str(), rep.verdict.c_str(),
-              (out / "release.md").c_str(), (out / "release.html").c_str());
+  for (const auto& note : rep.notes)
+    std::printf("  ! %s\n", note.c_str());
+  std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), rep.commit.c_str(),
+              rep.verdict.c_str(), (out / "release.md").c_str(), (out / "release.html").c_str());
   return rep.verdict == "PASS" ? kOk : kFailed;
 }
 
@@ -256,6 +267,8 @@ void add_report(CLI::App& app, int& exit_code) {
   release->add_option("--log-dir", ra->log_dir, "Root of the validation logs");
   release->add_option("--keys", ra->keys, "Folder of trusted *.pub keys");
   release->add_option("--tiers", ra->tiers, "Folder of tier files (which tiers are required)");
+  release->add_flag("--allow-other-commit", ra->allow_other_commit,
+                    "Take logs of another commit than HEAD, or of a dirty tree (listed as such)");
   release->callback([ra, &exit_code] { exit_code = run_release(*ra); });
 
   auto ma = std::make_shared<ReportArgs>();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mmaemu/recordings/recording.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "tier_test_support.hpp"
@@ -196,8 +197,10 @@ TEST_F(TierCli, ReleaseReportGathersTheDateAndFailsWhileRequiredTiersAreMissing)
   ASSERT_EQ(run_mmaemu({"tier", "run", "T1", "--log-dir", logs.string()}, signing()).status, 0);
   ASSERT_EQ(run_mmaemu({"tier", "run", "T2", "--log-dir", logs.string()}, signing()).status, 4);
   const std::string date = mmaemu::reports::utc_date();
-  const auto r = run_mmaemu({"report", "release", "--date", date, "--log-dir", logs.string(),
-                             "--keys", keys.string(), "--out", (tmp / "rel").string()});
+  // The working tree may be dirty while this runs (a developer's tree): take its logs anyway.
+  const auto r =
+      run_mmaemu({"report", "release", "--date", date, "--log-dir", logs.string(), "--keys",
+                  keys.string(), "--out", (tmp / "rel").string(), "--allow-other-commit"});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   const std::string md = tiertest::slurp(tmp / "rel/release.md");
   EXPECT_NE(md.find("Verdict: **FAIL**"), std::string::npos);
@@ -210,6 +213,51 @@ TEST_F(TierCli, ReleaseReportGathersTheDateAndFailsWhileRequiredTiersAreMissing)
   EXPECT_EQ(
       run_mmaemu({"report", "release", "--date", "2026-13-01", "--log-dir", logs.string()}).status,
       2);
+}
+
+TEST_F(TierCli, ReleaseReportRefusesALogOfAnotherCommitNamingTheFlag) {
+  ASSERT_EQ(run_mmaemu({"tier", "run", "T1", "--log-dir", logs.string()}).status, 0);
+  const fs::path log = date_dir / "T1.json";
+  json j = json::parse(tiertest::slurp(log));
+  j["git"] = {{"commit", std::string(40, '0')}, {"dirty", false}};
+  tiertest::spit(log, mmaemu::reports::canonical_dump(j));
+  const std::string date = mmaemu::reports::utc_date();
+  const std::vector<std::string> args = {
+      "report",      "release", "--date",      date,    "--log-dir",
+      logs.string(), "--keys",  keys.string(), "--out", (tmp / "rel").string()};
+  const auto r = run_mmaemu(args);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("T1.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(std::string(40, '0')), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow-other-commit"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "rel/release.md")) << "a refused report was written";
+  std::vector<std::string> allowed = args;
+  allowed.push_back("--allow-other-commit");
+  const auto a = run_mmaemu(allowed);
+  EXPECT_EQ(a.status, 1) << a.out << a.err; // written, and FAIL: the required tiers are missing
+  EXPECT_NE(tiertest::slurp(tmp / "rel/release.md").find(std::string(40, '0')), std::string::npos);
+}
+
+// A T1 run over recordings whose every case is out of scope tested nothing: UNSUPPORTED (exit
+// 4), not PASS, and the data budget that holds adds no PASS to the log's totals.
+TEST_F(TierCli, T1OverOutOfScopeRecordingsIsUnsupported) {
+  auto rec = mmaemu::recordings::read_recording(tiertest::committed_recordings() / "public" /
+                                                "H100_E4M3.h5");
+  for (auto& e : rec.mma.at(0).expect)
+    e = ~e;
+  rec.mma.at(0).attrs["scope"] = "out";
+  fs::create_directories(tmp / "rec");
+  mmaemu::recordings::write_recording(tmp / "rec/scoped.h5", rec);
+  const auto r = run_mmaemu({"tier", "run", "T1", "--recordings", (tmp / "rec").string(),
+                             "--log-dir", logs.string(), "--json"});
+  EXPECT_EQ(r.status, 4) << r.out << r.err;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["verdict"], "UNSUPPORTED");
+  const json log = json::parse(tiertest::slurp(date_dir / "T1.json"));
+  EXPECT_EQ(log["verdict"], "UNSUPPORTED");
+  EXPECT_EQ(log["totals"]["PASS"], 0);
+  EXPECT_EQ(log["totals"]["UNSUPPORTED"], 5000);
+  EXPECT_EQ(log["details"]["checks"][0]["id"], "T1/data_budget");
 }
 
 TEST_F(TierCli, KeygenWritesAPrivateKeyOnlyItsOwnerReadsAndNeverOverwrites) {

@@ -13,7 +13,9 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string esc(const std::string& s) { return markup_escape(s); }
+std::string esc(const std::string& s) {
+  return markup_escape(s);
+}
 
 const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
@@ -145,14 +147,24 @@ std::string release_html(const ReleaseReport& r) {
       "code{background:#f5f5f5;padding:0 3px}\n</style>\n</head>\n<body>\n";
   h += "<h1>mmaemu release sign-off, " + esc(r.date) + "</h1>\n";
   h += "<p><span class=\"verdict " + esc(r.verdict) + "\">" + esc(r.verdict) + "</span></p>\n";
+  h += "<p>Commit <code>" + esc(r.commit) +
+       "</code> (HEAD of the source tree; every log must come from it, clean).</p>\n";
+  if (!r.notes.empty()) {
+    h += "<p class=\"bad\">Logs NOT of this commit or not clean, taken by "
+         "<code>--allow-other-commit</code>:</p>\n<ul>\n";
+    for (const auto& n : r.notes)
+      h += "<li>" + esc(n) + "</li>\n";
+    h += "</ul>\n";
+  }
   if (!r.reasons.empty()) {
     h += "<p>Why not PASS:</p>\n<ul>\n";
     for (const auto& why : r.reasons)
       h += "<li>" + esc(why) + "</li>\n";
     h += "</ul>\n";
   }
-  h += "<p>PASS requires every required tier's latest whole-run log of the date to say PASS and "
-       "every log in the folder to verify against the trusted keys in <code>" +
+  h += "<p>PASS requires every required tier's latest whole-run log of the date to say PASS with "
+       "at least one case run, and every log in the folder to verify against the trusted keys in "
+       "<code>" +
        esc(r.keys_dir.string()) + "</code>.</p>\n";
 
   h += "<h2>Tiers</h2>\n" + tier_bars_svg(r);

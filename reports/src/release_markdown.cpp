@@ -30,14 +30,24 @@ std::string release_markdown(const ReleaseReport& r) {
   std::string md;
   md += "# mmaemu release sign-off, " + r.date + "\n\n";
   md += "Verdict: **" + r.verdict + "**\n\n";
+  md += "Commit: `" + cell(r.commit) +
+        "` (HEAD of the source tree; every log must come from it, "
+        "clean)\n\n";
+  if (!r.notes.empty()) {
+    md += "Logs NOT of this commit or not clean, taken by `--allow-other-commit`:\n\n";
+    for (const auto& n : r.notes)
+      md += "- " + cell(n) + "\n";
+    md += "\n";
+  }
   if (!r.reasons.empty()) {
     md += "Why not PASS:\n\n";
     for (const auto& why : r.reasons)
       md += "- " + cell(why) + "\n";
     md += "\n";
   }
-  md += "PASS requires every required tier's latest whole-run log of the date to say PASS and "
-        "every log in the folder to verify against the trusted keys (" +
+  md += "PASS requires every required tier's latest whole-run log of the date to say PASS with "
+        "at least one case run, and every log in the folder to verify against the trusted keys "
+        "(" +
         r.keys_dir.string() + ").\n\n";
 
   md += "## Tiers\n\n";

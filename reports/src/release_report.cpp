@@ -10,10 +10,49 @@ namespace mmaemu::reports {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool known_commit(const std::string& c) {
+  return !c.empty() && c != "unknown";
+}
+
+// Why a log was not made at `commit` from a clean tree, or empty if it was.
+std::string commit_mismatch(const nlohmann::json& log, const std::string& commit) {
+  const nlohmann::json git = log.value("git", nlohmann::json::object());
+  const std::string at = git.is_object() ? git.value("commit", "unknown") : "unknown";
+  if (at != commit)
+    return "made at commit " + at + ", not " + commit;
+  const bool clean =
+      git.contains("dirty") && git["dirty"].is_boolean() && !git["dirty"].get<bool>();
+  if (!clean) {
+    const bool dirty = git.contains("dirty") && git["dirty"].is_boolean();
+    return dirty ? "made at commit " + at + " from a dirty tree (tracked files differed from it)"
+                 : "made at commit " + at + " from a tree not known to be clean";
+  }
+  return "";
+}
+
+// Cases that ran and were judged: a tier with none tested nothing.
+long long cases_run(const nlohmann::json& log) {
+  if (!log.is_object() || !log.contains("totals") || !log["totals"].is_object())
+    return 0;
+  long long n = 0;
+  for (const char* o : {"PASS", "FAIL", "ERROR", "XFAIL"}) {
+    const auto& t = log["totals"];
+    if (t.contains(o) && t[o].is_number_integer())
+      n += t[o].get<long long>();
+  }
+  return n;
+}
+
+} // namespace
+
 ReleaseReport build_release_report(const fs::path& log_root, const std::string& date,
-                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys) {
+                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys,
+                                   const ReleaseOptions& opt) {
   ReleaseReport r;
   r.date = date;
+  r.commit = known_commit(opt.commit) ? opt.commit : "unknown";
   r.generated_utc = utc_timestamp();
   r.keys_dir = keys.dir;
   const fs::path dir = log_root / date;
@@ -42,6 +81,38 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
     r.logs.push_back(std::move(l));
   }
 
+  // One commit per release: a log of another commit or of a dirty tree is refused (an
+  // unreadable log is already refused by its verification).
+  const std::string flag = "--allow-other-commit";
+  if (!known_commit(opt.commit)) {
+    const std::string why =
+        "the commit of the source tree is unknown" +
+        (opt.commit_unknown_why.empty() ? "" : " (" + opt.commit_unknown_why + ")");
+    if (!opt.allow_other_commit && !r.logs.empty()) {
+      throw ReleaseRefused(why + ", so the logs of " + date + " cannot be checked against it; " +
+                           flag + " reports them without that check");
+    }
+    if (!r.logs.empty())
+      r.notes.push_back(why + ": no log was checked against a commit (" + flag + ")");
+  } else {
+    for (const auto& l : r.logs) {
+      if (!l.log.is_object())
+        continue;
+      const std::string why = commit_mismatch(l.log, opt.commit);
+      if (why.empty())
+        continue;
+      const std::string line = l.file.filename().string() + ": " + why;
+      if (!opt.allow_other_commit) {
+        throw ReleaseRefused(l.file.string() + ": " + why + " (the report is for HEAD " +
+                             opt.commit +
+                             " of the source tree); rerun the tier at that commit "
+                             "from a clean tree, or give " +
+                             flag + " to report it anyway");
+      }
+      r.notes.push_back(line + " (taken by " + flag + ")");
+    }
+  }
+
   for (const auto& t : tiers) {
     ReleaseRow row{t.name, t.title, t.required, "MISSING", std::nullopt};
     std::string best_finished;
@@ -58,8 +129,13 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
         best_finished = fin;
       }
     }
-    if (row.log)
-      row.status = r.logs[*row.log].log.value("verdict", "?");
+    if (row.log) {
+      const auto& j = r.logs[*row.log].log;
+      row.status = j.value("verdict", "?");
+      // A log that says PASS for a run in which no case ran tested nothing.
+      if (row.status == "PASS" && cases_run(j) == 0)
+        row.status = "UNSUPPORTED";
+    }
     r.rows.push_back(row);
   }
 
@@ -70,7 +146,9 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
       r.reasons.push_back(row.tier + " (required): no whole-run log for " + date);
     } else if (row.status != "PASS") {
       const auto& j = r.logs[*row.log].log;
-      const std::string why = j.value("reason", "");
+      std::string why = j.value("reason", "");
+      if (j.value("verdict", "") == "PASS" && cases_run(j) == 0)
+        why = "its log says PASS, but its totals show that no case ran";
       r.reasons.push_back(row.tier + " (required): " + row.status +
                           (why.empty() ? "" : ": " + why));
     }

@@ -24,6 +24,8 @@ protected:
   const std::string date = "2026-01-02";
   const std::vector<ReleaseTier> tiers = {
       {"T0", "unit", true}, {"T1", "hw_mini", true}, {"T3", "GPU", false}};
+  // The fixture logs' commit (log_fixtures.hpp), clean: the report's HEAD.
+  const ReleaseOptions at_head{"0123456789abcdef", "", false};
   testing::TempDir tmp;
   Key key;
   TrustedKeys keys;
@@ -36,7 +38,7 @@ TEST_F(Release, PassesWhenEveryRequiredTierPassedAndEveryLogVerifies) {
   auto t3 = testing::tiny_log("T3", "UNSUPPORTED", 0);
   t3["reason"] = "needs a CUDA device";
   publish_log(t3, dir, "T3", &key);
-  const auto r = build_release_report(tmp / "logs", date, tiers, keys);
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, at_head);
   EXPECT_EQ(r.verdict, "PASS") << (r.reasons.empty() ? "" : r.reasons[0]);
   EXPECT_EQ(r.rows[2].status, "UNSUPPORTED");
   const std::string md = release_markdown(r);
@@ -51,7 +53,7 @@ TEST_F(Release, PassesWhenEveryRequiredTierPassedAndEveryLogVerifies) {
 
 TEST_F(Release, AMissingRequiredTierFails) {
   publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
-  const auto r = build_release_report(tmp / "logs", date, tiers, keys);
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, at_head);
   EXPECT_EQ(r.verdict, "FAIL");
   ASSERT_EQ(r.reasons.size(), 1u);
   EXPECT_NE(r.reasons[0].find("T1 (required)"), std::string::npos) << r.reasons[0];
@@ -61,7 +63,7 @@ TEST_F(Release, AMissingRequiredTierFails) {
 TEST_F(Release, AnUnsignedLogFailsTheReleaseEvenIfItPassed) {
   publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
   publish_log(testing::tiny_log("T1", "PASS"), dir, "T1");
-  const auto r = build_release_report(tmp / "logs", date, tiers, keys);
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, at_head);
   EXPECT_EQ(r.verdict, "FAIL");
   ASSERT_EQ(r.reasons.size(), 1u);
   EXPECT_NE(r.reasons[0].find("T1.json: does not verify"), std::string::npos) << r.reasons[0];
@@ -75,7 +77,7 @@ TEST_F(Release, TheLatestRunOfATierCountsAndShardLogsDoNot) {
   auto shard = testing::tiny_log("T1", "PASS");
   shard["shard"] = {{"index", 1}, {"count", 2}};
   publish_log(shard, dir, "T1-shard1of2", &key);
-  const auto r = build_release_report(tmp / "logs", date, tiers, keys);
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, at_head);
   EXPECT_EQ(r.rows[0].status, "PASS");
   EXPECT_EQ(r.rows[1].status, "MISSING");
   EXPECT_EQ(r.verdict, "FAIL");
@@ -94,7 +96,8 @@ TEST_F(Release, BenchmarksAreDrawnAgainstTheirTargets) {
                                              {"target", 2.0},
                                              {"better", "lower"}}});
   publish_log(t6, dir, "T6", &key);
-  const auto r = build_release_report(tmp / "logs", date, {{"T6", "performance", false}}, keys);
+  const auto r =
+      build_release_report(tmp / "logs", date, {{"T6", "performance", false}}, keys, at_head);
   const std::string html = release_html(r);
   EXPECT_NE(html.find("dot&lt;K=32&gt;"), std::string::npos); // escaped
   EXPECT_NE(html.find("NOT met"), std::string::npos);
@@ -102,9 +105,91 @@ TEST_F(Release, BenchmarksAreDrawnAgainstTheirTargets) {
   EXPECT_NE(md.find("| T6 | gemm<1024> | 3 | 2 | s | lower | no |"), std::string::npos) << md;
 }
 
+TEST_F(Release, ARequiredTierWhoseLogSaysPassButRanNoCaseIsNotPass) {
+  publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
+  // A log written by a runner that counted nothing run as PASS: 5000 UNSUPPORTED, 0 run.
+  auto t1 = testing::tiny_log("T1", "PASS", 0);
+  t1["totals"]["UNSUPPORTED"] = 5000;
+  t1["totals"]["cases"] = 5000;
+  publish_log(t1, dir, "T1", &key);
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, at_head);
+  EXPECT_EQ(r.rows[1].status, "UNSUPPORTED");
+  EXPECT_EQ(r.verdict, "FAIL");
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_NE(r.reasons[0].find("T1 (required): UNSUPPORTED"), std::string::npos) << r.reasons[0];
+  EXPECT_NE(r.reasons[0].find("no case ran"), std::string::npos) << r.reasons[0];
+  EXPECT_NE(release_markdown(r).find("| T1 | hw_mini | yes | **UNSUPPORTED**"), std::string::npos)
+      << release_markdown(r);
+}
+
+TEST_F(Release, ALogOfAnotherCommitIsRefusedNamingTheFlag) {
+  publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
+  auto old = testing::tiny_log("T1", "PASS");
+  old["git"]["commit"] = "fedcba9876543210";
+  publish_log(old, dir, "T1", &key);
+  try {
+    build_release_report(tmp / "logs", date, tiers, keys, at_head);
+    FAIL() << "a log of another commit was taken";
+  } catch (const ReleaseRefused& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("T1.json"), std::string::npos) << m;
+    EXPECT_NE(m.find("fedcba9876543210"), std::string::npos) << m;
+    EXPECT_NE(m.find("0123456789abcdef"), std::string::npos) << m;
+    EXPECT_NE(m.find("--allow-other-commit"), std::string::npos) << m;
+  }
+  ReleaseOptions allow = at_head;
+  allow.allow_other_commit = true;
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, allow);
+  EXPECT_EQ(r.commit, "0123456789abcdef");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("T1.json: made at commit fedcba9876543210"), std::string::npos)
+      << r.notes[0];
+  EXPECT_NE(release_markdown(r).find("--allow-other-commit"), std::string::npos);
+  EXPECT_NE(release_html(r).find("fedcba9876543210"), std::string::npos);
+}
+
+TEST_F(Release, ALogOfADirtyTreeIsRefusedAndSaysSo) {
+  auto dirty = testing::tiny_log("T0", "PASS");
+  dirty["git"]["dirty"] = true;
+  publish_log(dirty, dir, "T0", &key);
+  try {
+    build_release_report(tmp / "logs", date, tiers, keys, at_head);
+    FAIL() << "a log of a dirty tree was taken";
+  } catch (const ReleaseRefused& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("T0.json"), std::string::npos) << m;
+    EXPECT_NE(m.find("dirty"), std::string::npos) << m;
+    EXPECT_NE(m.find("--allow-other-commit"), std::string::npos) << m;
+  }
+  // Not known to be clean (git could not tell) is not clean either.
+  auto unknown = testing::tiny_log("T0", "PASS");
+  unknown["git"]["dirty"] = nullptr;
+  fs::remove(dir / "T0.json");
+  fs::remove(dir / "T0.json.sig");
+  publish_log(unknown, dir, "T0", &key);
+  EXPECT_THROW(build_release_report(tmp / "logs", date, tiers, keys, at_head), ReleaseRefused);
+}
+
+TEST_F(Release, AnUnknownHeadRefusesUnlessAllowed) {
+  publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
+  const ReleaseOptions unknown{"unknown", "no source tree (installed binary)", false};
+  try {
+    build_release_report(tmp / "logs", date, tiers, keys, unknown);
+    FAIL() << "logs taken without a commit to check them against";
+  } catch (const ReleaseRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("installed binary"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--allow-other-commit"), std::string::npos) << e.what();
+  }
+  ReleaseOptions allow = unknown;
+  allow.allow_other_commit = true;
+  const auto r = build_release_report(tmp / "logs", date, tiers, keys, allow);
+  EXPECT_EQ(r.commit, "unknown");
+  EXPECT_EQ(r.notes.size(), 1u);
+}
+
 TEST_F(Release, AnAbsentDateIsAnErrorNamingIt) {
   try {
-    build_release_report(tmp / "logs", "2030-12-31", tiers, keys);
+    build_release_report(tmp / "logs", "2030-12-31", tiers, keys, at_head);
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("2030-12-31"), std::string::npos);

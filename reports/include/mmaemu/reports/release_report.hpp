@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,27 @@ struct ReleaseRow {
   std::optional<std::size_t> log; // index into ReleaseReport::logs
 };
 
+// What the report is for. A release is signed off for one commit: every log of the date must
+// have been made at that commit from a clean tree (git.commit equal, git.dirty false).
+struct ReleaseOptions {
+  std::string commit;              // HEAD of the source tree; empty or "unknown": not known
+  std::string commit_unknown_why;  // why the commit is not known (for the message)
+  bool allow_other_commit = false; // take logs of other commits, dirty trees or an unknown
+                                   // commit anyway; each is listed in ReleaseReport::notes
+};
+
+// build_release_report refused a log: its commit is not the report's, or its tree was dirty,
+// or the report's commit is unknown. The message names the log, both commits and the
+// --allow-other-commit flag.
+class ReleaseRefused : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 struct ReleaseReport {
   std::string date;
+  std::string commit;             // the commit the report is for, or "unknown"
+  std::vector<std::string> notes; // logs taken under --allow-other-commit, one line each
   std::string generated_utc;
   std::filesystem::path keys_dir;
   std::vector<ReleaseLog> logs;     // every log of the date folder, sorted by file name
@@ -47,10 +67,15 @@ struct ReleaseReport {
 
 // Reads every *.json in <log_root>/<date>/ (not recursively), verifies each against `keys`,
 // and picks for each tier its latest whole-run log (not a shard log; latest finished_utc).
-// PASS iff every required tier's picked log says PASS and every log in the folder verifies.
-// Throws std::runtime_error if the date folder does not exist.
+// A tier's status is its log's verdict, except that a log saying PASS whose totals show no
+// case that ran (PASS + FAIL + ERROR + XFAIL = 0) is UNSUPPORTED: nothing run is never PASS.
+// PASS iff every required tier's status is PASS and every log in the folder verifies.
+// Throws ReleaseRefused for a log of another commit or a dirty tree, or when opt.commit is
+// unknown, unless opt.allow_other_commit; std::runtime_error if the date folder does not
+// exist.
 ReleaseReport build_release_report(const std::filesystem::path& log_root, const std::string& date,
-                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys);
+                                   const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys,
+                                   const ReleaseOptions& opt);
 
 std::string release_markdown(const ReleaseReport& report);
 std::string release_html(const ReleaseReport& report);
