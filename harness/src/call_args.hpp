@@ -14,7 +14,7 @@ namespace mmaemu::cli {
 struct CallArgs {
   std::int64_t M = 0, N = 0, K = 0;
   std::string a = "e4m3", b = "e4m3";
-  std::string out;  // empty: torch's default (input's dtype)
+  std::string out; // empty: torch's default (input's dtype)
   bool fast = false;
   std::string scale_a = "1", scale_b = "1", scale_result;
   std::string profile;
@@ -34,8 +34,10 @@ std::uint32_t parse_f32(const std::string& text, const std::string& what);
 Format parse_dtype(const std::string& text, const std::string& what);
 
 // The call on operands: input [M, K] row-major, mat2 [K, N] column-major (the transposed
-// view of b [N, K]). Codes are taken from a_codes / b_codes when given, else zeros.
+// view of b [N, K]). Codes are taken from a_rows / b_rows when given, else the operands are
+// meta tensors (shapes only, nothing allocated: for explain). ValueError first if M, N, K are
+// over the emulator's limits (check_gemm_size), naming the size.
 ScaledMmCall make_call(const CallArgs& args, const Tensor* a_rows = nullptr,
                        const Tensor* b_rows = nullptr);
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

@@ -9,6 +9,7 @@
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -32,7 +33,8 @@ std::vector<std::uint8_t> parse_codes(const std::vector<std::string>& toks, cons
       used = 0;
     }
     if (used != t.size() || v > 0xFF) {
-      throw ValueError(std::string("--") + name + ": '" + t + "' is not an FP8 code (2 hex digits)");
+      throw ValueError(std::string("--") + name + ": '" + support::printable(t) +
+                       "' is not an FP8 code (2 hex digits)");
     }
     out.push_back(static_cast<std::uint8_t>(v));
   }
@@ -42,8 +44,12 @@ std::vector<std::uint8_t> parse_codes(const std::vector<std::string>& toks, cons
 int run_dot(const DotArgs& args) {
   const auto fa = parse_format(args.fmt_a);
   const auto fb = parse_format(args.fmt_b);
-  if (!fa || !is_fp8(*fa)) throw ValueError("--fmt-a: '" + args.fmt_a + "' is not e4m3 or e5m2");
-  if (!fb || !is_fp8(*fb)) throw ValueError("--fmt-b: '" + args.fmt_b + "' is not e4m3 or e5m2");
+  if (!fa || !is_fp8(*fa)) {
+    throw ValueError("--fmt-a: '" + support::printable(args.fmt_a) + "' is not e4m3 or e5m2");
+  }
+  if (!fb || !is_fp8(*fb)) {
+    throw ValueError("--fmt-b: '" + support::printable(args.fmt_b) + "' is not e4m3 or e5m2");
+  }
   std::size_t used = 0;
   unsigned long c = 0;
   try {
@@ -52,17 +58,18 @@ int run_dot(const DotArgs& args) {
     used = 0;
   }
   if (used != args.c.size() || c > 0xFFFFFFFFul) {
-    throw ValueError("--c: '" + args.c + "' is not a binary32 bit pattern in hex");
+    throw ValueError("--c: '" + support::printable(args.c) +
+                     "' is not a binary32 bit pattern in hex");
   }
   const auto a = parse_codes(args.a, "a");
   const auto b = parse_codes(args.b, "b");
-  const std::uint32_t d = model::dot(a, b, static_cast<std::uint32_t>(c),
-                                     get_preset(args.preset), {*fa, *fb});
+  const std::uint32_t d =
+      model::dot(a, b, static_cast<std::uint32_t>(c), get_preset(args.preset), {*fa, *fb});
   std::printf("%s\n", decompose_bits(d, Format::fp32).c_str());
   return kOk;
 }
 
-}  // namespace
+} // namespace
 
 void add_dot(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DotArgs>();
@@ -76,4 +83,4 @@ void add_dot(CLI::App& app, int& exit_code) {
   cmd->callback([args, &exit_code] { exit_code = run_dot(*args); });
 }
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

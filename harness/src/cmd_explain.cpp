@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu explain M N K [call options] [--json PATH]
-// Exit status: 0 the call is valid, 1 it would raise, 2 usage error, 4 explain unavailable.
+// Exit status: 0 the call is valid, 1 it would raise, 2 usage error (M, N or K negative or over
+// the emulator's limits included: nothing is allocated for the operands, which are meta
+// tensors), 4 explain unavailable.
 
 #include <cstdio>
 
@@ -8,54 +10,71 @@
 #include "commands.hpp"
 #include "mmaemu/emulator/explain.hpp"
 #include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
 namespace {
 
+// Text that came from arguments or data files, for stdout: escaped, bounded.
+std::string shown(const std::string& s) {
+  return support::printable(s, 4096);
+}
+
 int run_explain(const CallArgs& args, const std::string& json_path) {
   if (args.device != "auto" && args.device != "cpu") {
     if (args.device == "cuda" || args.device.rfind("cuda:", 0) == 0) {
-      error_line("explain is unavailable for --device " + args.device +
+      error_line("explain is unavailable for --device " + support::printable(args.device) +
                  ": no CUDA device is visible (this build has no CUDA backend)");
       return kUnavailable;
     }
-    error_line("--device: '" + args.device + "' is not auto, cpu, cuda or cuda:N");
+    error_line("--device: '" + support::printable(args.device) +
+               "' is not auto, cpu, cuda or cuda:N");
     return kUsage;
   }
   ScaledMmCall call;
   try {
+    if (!json_path.empty())
+      support::check_output_path(json_path); // before any output
     call = make_call(args);
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const MmaemuError& e) {
     error_line(e.what());
     return kUsage;
   }
   const CallPlan plan = explain(call);
+  const std::string out_dtype =
+      plan.out_dtype.empty() ? (args.out.empty() ? "(input dtype)" : args.out) : plan.out_dtype;
   std::printf("call        scaled_mm M=%lld N=%lld K=%lld a=%s b=%s out=%s use_fast_accum=%s\n",
               static_cast<long long>(args.M), static_cast<long long>(args.N),
-              static_cast<long long>(args.K), args.a.c_str(), args.b.c_str(),
-              plan.out_dtype.empty() ? (args.out.empty() ? "(input dtype)" : args.out.c_str())
-                                     : plan.out_dtype.c_str(),
-              args.fast ? "True" : "False");
+              static_cast<long long>(args.K), shown(args.a).c_str(), shown(args.b).c_str(),
+              shown(out_dtype).c_str(), args.fast ? "True" : "False");
   if (plan.ok) {
     std::printf("validation  ok\n");
   } else {
-    std::printf("validation  %s: %s\n", plan.error_class.c_str(), plan.error_message.c_str());
+    std::printf("validation  %s: %s\n", plan.error_class.c_str(),
+                shown(plan.error_message).c_str());
   }
-  std::printf("profile     %s (%s)\n", plan.profile.c_str(), plan.profile_maturity.c_str());
-  std::printf("preset      %s (%s)\n", plan.preset.c_str(), plan.preset_maturity.c_str());
+  std::printf("profile     %s (%s)\n", shown(plan.profile).c_str(), plan.profile_maturity.c_str());
+  std::printf("preset      %s (%s)\n", shown(plan.preset).c_str(), plan.preset_maturity.c_str());
   if (plan.split) {
     std::printf("split       S=%d scheme=%s source=%s verified=%s%s%s\n", plan.split->S,
-                plan.split->scheme.c_str(), plan.split->source.c_str(),
-                plan.split->verified ? "yes" : "no", plan.split->note.empty() ? "" : " note: ",
-                plan.split->note.c_str());
+                shown(plan.split->scheme).c_str(), plan.split->source.c_str(),
+                plan.split->verified ? "yes" : "no",
+                plan.split->note.empty() ? "" : " note: ", shown(plan.split->note).c_str());
   }
-  if (!plan.backend.empty()) std::printf("backend     %s\n", plan.backend.c_str());
-  for (const auto& f : plan.fallbacks) std::printf("fallback    %s\n", f.c_str());
+  if (!plan.backend.empty())
+    std::printf("backend     %s\n", shown(plan.backend).c_str());
+  for (const auto& f : plan.fallbacks)
+    std::printf("fallback    %s\n", shown(f).c_str());
   for (const auto& w : plan.warnings) {
-    std::printf("warning     %s: %s\n", warning_class_name(w.cls), w.message.c_str());
+    std::printf("warning     %s: %s\n", warning_class_name(w.cls), shown(w.message).c_str());
   }
-  for (const auto& n : plan.notes) std::printf("note        %s\n", n.c_str());
+  for (const auto& n : plan.notes)
+    std::printf("note        %s\n", shown(n).c_str());
   if (!json_path.empty()) {
     try {
       support::write_file_atomic(json_path, call_plan_json(plan) + "\n");
@@ -67,7 +86,7 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
   return plan.ok ? kOk : kFailed;
 }
 
-}  // namespace
+} // namespace
 
 void add_explain(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CallArgs>();
@@ -81,4 +100,4 @@ void add_explain(CLI::App& app, int& exit_code) {
   cmd->callback([args, json, &exit_code] { exit_code = run_explain(*args, *json); });
 }
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu recordings import-public SET_DIR --out FILE.h5 [--preset NAME]
-// mmaemu recordings show FILE.h5 [--json]
+// mmaemu recordings show FILE.h5 [--json [OUT]]
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/recordings/import_public.hpp"
 #include "mmaemu/recordings/recording.hpp"
+#include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -21,17 +26,54 @@ struct ImportArgs {
   std::string preset;
 };
 
+namespace fs = std::filesystem;
+
+// Text from a recording or an argument, for stdout: escaped, bounded.
+std::string shown(const std::string& s) {
+  return support::printable(s, 512);
+}
+
+// The files of SET_DIR the importer may read ([abcd]_*.txt): each must be a regular file of at
+// most kMaxTextBytes (a FIFO or a device must not block the import or fill the memory).
+std::vector<fs::path> set_inputs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return out; // the importer names a missing folder
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool vector_file = name.size() > 6 && name[1] == '_' &&
+                             std::string("abcdABCD").find(name[0]) != std::string::npos &&
+                             name.compare(name.size() - 4, 4, ".txt") == 0;
+    if (!vector_file)
+      continue;
+    support::check_input_file(it->path(), support::kMaxTextBytes, "vector file");
+    out.push_back(it->path());
+  }
+  if (ec)
+    throw support::FileError(support::printable(dir.string(), 256) + ": cannot be listed (" +
+                             ec.message() + ")");
+  return out;
+}
+
 int run_import(const ImportArgs& args) {
   recordings::ImportOptions opt;
-  if (!args.preset.empty()) opt.preset = args.preset;
+  if (!args.preset.empty())
+    opt.preset = args.preset;
   try {
+    // The output may not replace an input, a special file or a symlink to one.
+    support::check_output_path(args.out, set_inputs(args.set_dir));
     const recordings::Recording rec = recordings::import_public_set(args.set_dir, opt);
+    support::check_output_path(args.out, set_inputs(args.set_dir));
     recordings::write_recording(args.out, rec);
     for (const auto& b : rec.mma) {
       std::printf("imported %s: %zu cases, K = %u, %s x %s, preset %s, c %s -> %s\n",
-                  b.name.c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
-                  b.preset.c_str(), b.c_policy.c_str(), args.out.c_str());
+                  shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
+                  shown(b.preset).c_str(), shown(b.c_policy).c_str(), shown(args.out).c_str());
     }
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const recordings::ImportError& e) {
     error_line(e.what());
     return kUsage;
@@ -45,32 +87,59 @@ int run_import(const ImportArgs& args) {
   return kOk;
 }
 
-int run_show(const std::string& file, bool json) {
+nlohmann::json show_json(const std::string& file, const recordings::Recording& rec) {
+  nlohmann::json j;
+  j["file"] = file;
+  j["attrs"] = rec.attrs;
+  nlohmann::json sets = nlohmann::json::array();
+  for (const auto& b : rec.mma) {
+    sets.push_back({{"set", b.name},
+                    {"kind", "mma"},
+                    {"cases", b.size()},
+                    {"K", b.K},
+                    {"fmt_a", format_name(b.fmt_a)},
+                    {"fmt_b", format_name(b.fmt_b)},
+                    {"preset", b.preset},
+                    {"c_policy", b.c_policy},
+                    {"attrs", b.attrs}});
+  }
+  j["sets"] = sets;
+  return j;
+}
+
+// `json_out`: nothing (text), "-" (JSON on stdout) or a file to write the JSON to.
+int run_show(const std::string& file, const std::optional<std::string>& json_out) {
   try {
+    support::check_input_file(file, support::kMaxRecordingBytes, "recording");
+    if (json_out && *json_out != "-")
+      support::check_output_path(*json_out, {file});
     const recordings::Recording rec = recordings::read_recording(file);
-    if (json) {
-      nlohmann::json j;
-      j["file"] = file;
-      j["attrs"] = rec.attrs;
-      nlohmann::json sets = nlohmann::json::array();
-      for (const auto& b : rec.mma) {
-        sets.push_back({{"set", b.name}, {"kind", "mma"}, {"cases", b.size()}, {"K", b.K},
-                        {"fmt_a", format_name(b.fmt_a)}, {"fmt_b", format_name(b.fmt_b)},
-                        {"preset", b.preset}, {"c_policy", b.c_policy}, {"attrs", b.attrs}});
+    if (json_out) {
+      // nlohmann refuses invalid UTF-8 from the file's strings: replace it, never throw.
+      const std::string text =
+          show_json(file, rec).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (*json_out == "-") {
+        std::cout << text << '\n';
+      } else {
+        support::write_file_atomic(*json_out, text + "\n", 0644, {file});
       }
-      j["sets"] = sets;
-      std::cout << j.dump(2) << '\n';
       return kOk;
     }
-    std::printf("%s: %s, %zu cases\n", file.c_str(), rec.attrs.at("format").c_str(),
-                rec.case_count());
-    for (const auto& [k, v] : rec.attrs) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+    const auto format = rec.attrs.find("format");
+    std::printf("%s: %s, %zu cases\n", shown(file).c_str(),
+                format == rec.attrs.end() ? "?" : shown(format->second).c_str(), rec.case_count());
+    for (const auto& [k, v] : rec.attrs)
+      std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     for (const auto& b : rec.mma) {
-      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s\n", b.name.c_str(),
-                  b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b), b.preset.c_str(),
-                  b.c_policy.c_str());
-      for (const auto& [k, v] : b.attrs) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s\n",
+                  shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
+                  shown(b.preset).c_str(), shown(b.c_policy).c_str());
+      for (const auto& [k, v] : b.attrs)
+        std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     }
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const recordings::RecordingError& e) {
     error_line(e.what());
     return kUsage;
@@ -78,7 +147,7 @@ int run_show(const std::string& file, bool json) {
   return kOk;
 }
 
-}  // namespace
+} // namespace
 
 void add_recordings(CLI::App& app, int& exit_code) {
   CLI::App* rec = app.add_subcommand("recordings", "Import and inspect HDF5 recordings");
@@ -94,11 +163,17 @@ void add_recordings(CLI::App& app, int& exit_code) {
   imp->callback([args, &exit_code] { exit_code = run_import(*args); });
 
   auto file = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
+  auto json = std::make_shared<std::string>();
   CLI::App* show = rec->add_subcommand("show", "Print a recording's sets and provenance");
   show->add_option("file", *file, "Recording (.h5)")->required();
-  show->add_flag("--json", *json, "Print JSON");
-  show->callback([file, json, &exit_code] { exit_code = run_show(*file, *json); });
+  CLI::Option* json_opt =
+      show->add_option("--json", *json, "Print JSON, or write it to OUT")->expected(0, 1);
+  show->callback([file, json, json_opt, &exit_code] {
+    std::optional<std::string> out;
+    if (json_opt->count() > 0)
+      out = json->empty() ? std::string("-") : *json;
+    exit_code = run_show(*file, out);
+  });
 }
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

@@ -14,13 +14,15 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/ed25519.hpp"
 #include "mmaemu/reports/log_writer.hpp"
+#include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -28,6 +30,26 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// Text from a tier file or a run, for the terminal: escaped, bounded.
+std::string shown(const std::string& s, std::size_t max = 1024) {
+  return support::printable(s, max);
+}
+
+// JSON for stdout: invalid UTF-8 (from a test's output) is replaced, never thrown on.
+std::string dump_json(const json& j) {
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+// A folder argument (--out, --coverage): absent, or a folder (or a symlink to one).
+void check_dir_arg(const std::string& option, const std::string& dir) {
+  std::error_code ec;
+  const auto st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    throw support::FileError(option + ": " + support::printable(dir, 256) +
+                             " exists and is not a folder");
+  }
+}
 
 struct TierArgs {
   std::string name, out, junit, shard, log_dir, build_dir, tiers, recordings, coverage, compare;
@@ -120,13 +142,14 @@ int run_list(const TierArgs& a) {
                      {"reason", why ? *why : ""},
                      {"file", t.file.string()}});
     } else {
-      std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", t.name.c_str(), t.title.substr(0, 22).c_str(),
-                  t.when.substr(0, 30).c_str(), budget_text(t).c_str(),
-                  t.required_for_release ? "required" : "-", here.c_str());
+      std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", t.name.c_str(),
+                  shown(t.title.substr(0, 22)).c_str(), shown(t.when.substr(0, 30)).c_str(),
+                  budget_text(t).c_str(), t.required_for_release ? "required" : "-",
+                  shown(here).c_str());
     }
   }
   if (a.json)
-    std::cout << out.dump(2) << '\n';
+    std::cout << dump_json(out) << '\n';
   return kOk;
 }
 
@@ -146,6 +169,26 @@ int run_run(const TierArgs& a) {
     opt.compare = a.compare;
   if (!a.shard.empty())
     opt.shard = harness::parse_shard(a.shard);
+  // Inputs and outputs named on the command line, before anything is loaded or run: an input
+  // that is not a regular file, an output that is a special file, a symlink to one, or an
+  // input, stop here.
+  try {
+    if (!a.compare.empty())
+      support::check_input_file(a.compare, support::kMaxTextBytes, "--compare file");
+    if (!a.out.empty())
+      check_dir_arg("--out", a.out);
+    if (!a.coverage.empty())
+      check_dir_arg("--coverage", a.coverage);
+    if (!a.junit.empty()) {
+      std::vector<fs::path> inputs;
+      if (!a.compare.empty())
+        inputs.push_back(a.compare);
+      support::check_output_path(a.junit, inputs);
+    }
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
 
   // Everything that can be checked before the run is: a bad tier file, an unwritable log
   // folder or JUnit path and an unreadable signing key stop here, before any work or log.
@@ -184,7 +227,13 @@ int run_run(const TierArgs& a) {
     const fs::path parent = fs::absolute(a.junit).parent_path();
     std::error_code ec;
     if (!fs::is_directory(parent, ec)) {
-      error_line("--junit: folder '" + parent.string() + "' does not exist");
+      error_line("--junit: folder '" + shown(parent.string(), 256) + "' does not exist");
+      return kUsage;
+    }
+    try {
+      support::check_output_path(a.junit, {tier->file});
+    } catch (const support::FileError& e) {
+      error_line(e.what());
       return kUsage;
     }
   }
@@ -195,16 +244,16 @@ int run_run(const TierArgs& a) {
   }
   opt.cuda = harness::probe_cuda(); // once: the run and its log see the same devices
   opt.cuda_probed = true;
-  std::fprintf(text, "%s (%s): %s\n", tier->name.c_str(), tier->title.c_str(),
-               tier->purpose.c_str());
+  std::fprintf(text, "%s (%s): %s\n", tier->name.c_str(), shown(tier->title).c_str(),
+               shown(tier->purpose).c_str());
   std::fflush(text);
 
   const harness::TierResult result = harness::run_tier(*tier, opt);
 
   for (const auto& c : result.cases) {
     if (a.verbose || (c.outcome != harness::Outcome::pass && !c.in_set)) {
-      std::fprintf(text, "%s %s%s%s\n", harness::outcome_name(c.outcome), c.id.c_str(),
-                   c.message.empty() ? "" : ": ", c.message.c_str());
+      std::fprintf(text, "%s %s%s%s\n", harness::outcome_name(c.outcome), shown(c.id).c_str(),
+                   c.message.empty() ? "" : ": ", shown(c.message, 4096).c_str());
     }
   }
   json summary = {{"tier", tier->name},
@@ -231,7 +280,10 @@ int run_run(const TierArgs& a) {
   }
   if (!a.junit.empty()) {
     try {
-      support::write_file_atomic(a.junit, harness::junit_xml(result));
+      std::vector<fs::path> inputs = {tier->file};
+      if (!a.compare.empty())
+        inputs.push_back(a.compare);
+      support::write_file_atomic(a.junit, harness::junit_xml(result), 0644, inputs);
       summary["junit"] = a.junit;
     } catch (const std::exception& e) {
       error_line(std::string("--junit: ") + e.what());
@@ -243,8 +295,8 @@ int run_run(const TierArgs& a) {
       result.total(harness::Outcome::fail) + result.total(harness::Outcome::error);
   std::fprintf(text, "%s: %s%s%s (%zu passed, %zu failed, %zu unsupported, %.1f s)\n",
                tier->name.c_str(), harness::outcome_name(result.verdict),
-               result.reason.empty() ? "" : ": ", result.reason.c_str(), passed, failed,
-               result.total(harness::Outcome::unsupported), result.seconds);
+               result.reason.empty() ? "" : ": ", shown(result.reason, 4096).c_str(), passed,
+               failed, result.total(harness::Outcome::unsupported), result.seconds);
   if (opt.coverage_dir && result.details.is_object() && result.details.contains("coverage")) {
     const json& cov = result.details["coverage"];
     if (cov.value("available", false)) {
@@ -253,18 +305,18 @@ int run_run(const TierArgs& a) {
                    cov.value("emulator_lines_covered", 0LL), cov.value("emulator_lines_total", 0LL),
                    cov.value("html", "").c_str());
     } else {
-      error_line("--coverage: no report: " + cov.value("reason", std::string("?")));
+      error_line("--coverage: no report: " + shown(cov.value("reason", std::string("?"))));
     }
   }
   if (summary.contains("log")) {
-    std::fprintf(text, "log: %s (%s)\n", summary["log"].get<std::string>().c_str(),
+    std::fprintf(text, "log: %s (%s)\n", shown(summary["log"].get<std::string>()).c_str(),
                  summary["signed"].get<bool>()
                      ? ("signed, key " + summary["key_fingerprint"].get<std::string>()).c_str()
                      : "unsigned: set MMAEMU_SIGNING_KEY to sign");
   }
   std::fprintf(text, "%zu passed, %zu failed\n", passed, failed);
   if (a.json)
-    std::cout << summary.dump(2) << '\n';
+    std::cout << dump_json(summary) << '\n';
   std::fflush(stdout);
   return status;
 }
