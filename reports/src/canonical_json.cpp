@@ -79,6 +79,13 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
     // nlohmann quotes the bytes it last read: escaped, so a crafted file cannot forge lines.
     throw std::runtime_error(position(text, end, where) + ": not valid JSON (" +
                              support::printable(what, 200) + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // Errors without a position: a number out of range ("number overflow parsing '1e999'").
+    std::string what = e.what();
+    if (const auto p = what.find("] "); p != std::string::npos)
+      what = what.substr(p + 2);
+    throw std::runtime_error(support::printable(where, 256) + ": not valid JSON (" +
+                             support::printable(what, 200) + ")");
   }
 }
 

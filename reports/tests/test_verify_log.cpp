@@ -117,12 +117,14 @@ TEST_F(VerifyLog, AFileThatIsNotALogIsAnError) {
       {"empty.json", ""},
       {"binary.json", std::string("\x00\xff\xfe{", 4)},
       {"deep.json", std::string(100000, '[') + std::string(100000, ']') + "\n"},
+      {"overflow.json", "{\"format\": \"mmaemu-validation-log/1\", \"x\": 1e999}\n"},
   };
   for (const auto& [name, text] : cases) {
     testing::spit(dir / name, text);
     const auto v = verify_log(dir / name, keys);
     EXPECT_FALSE(v.ok) << name;
     EXPECT_TRUE(v.error) << name << ": " << v.reason;
+    EXPECT_EQ(v.reason.find("internal error"), std::string::npos) << name << ": " << v.reason;
   }
   // A log that does not verify is a FAIL, not an ERROR.
   const auto p = publish_log(testing::tiny_log("T0", "PASS"), dir, "T0");
