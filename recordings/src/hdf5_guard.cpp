@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,7 +57,12 @@ std::uint64_t current_address_space() {
 
 // The child's side: never returns.
 [[noreturn]] void child_main(int out_fd, const std::function<void()>& parse,
-                             std::uint64_t memory_budget) {
+                             std::uint64_t memory_budget, pid_t parent) {
+  // The child must not outlive its parent (killed at a fuzzer's time limit, say) while
+  // libhdf5 loops.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent)
+    ::_exit(5);
   // A crash must end the child by its signal: handlers inherited from the parent (a test
   // framework's, a fuzzer's, a sanitizer's) would report it as the parent's own crash.
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
@@ -127,6 +133,7 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
                          ": cannot start the reading process (pipe: " + std::strerror(errno) + ")");
   }
   std::fflush(nullptr); // nothing buffered is written twice
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int e = errno;
@@ -137,7 +144,7 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(fds[1], parse, memory_budget);
+    child_main(fds[1], parse, memory_budget, parent);
   }
   ::close(fds[1]);
 

@@ -281,6 +281,15 @@ Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
 }
 
 Recording import_public_texts(const PublicSetTexts& f, const ImportOptions& opt) {
+  // The GPU name becomes the set name and the prefix of every case ID (logs, reports).
+  const bool plain_name = !f.gpu.empty() && std::all_of(f.gpu.begin(), f.gpu.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) > 0x20 && static_cast<unsigned char>(ch) < 0x7F &&
+           ch != '/';
+  });
+  if (!plain_name) {
+    throw ImportError(name_of(f.a_path) + ": GPU name '" + support::printable(f.gpu) +
+                      "' is not printable ASCII without spaces or '/'");
+  }
   const GpuMapping map = mapping_for(f, opt);
   std::size_t na = 0, nb = 0;
   MmaBatch b;

@@ -1203,7 +1203,8 @@ void write_recording(const fs::path& path, const Recording& rec,
   }
 }
 
-Recording read_recording_image(std::string_view bytes, const std::string& name, ReadGuard guard) {
+Recording read_recording_image(std::string_view bytes, const std::string& name, ReadGuard guard,
+                               double child_timeout_s) {
   const std::string file = printable(name, 256);
   const auto parse = [&] { return Reader(bytes, file).read(); };
   if (guard == ReadGuard::in_process)
@@ -1211,7 +1212,8 @@ Recording read_recording_image(std::string_view bytes, const std::string& name, 
   // Room for the decoded data twice over (libhdf5's buffers and ours), and for libhdf5's
   // own structures; a decompression bomb or a corrupt size runs into it in the child.
   const std::uint64_t budget = (4ull << 30) + 2 * static_cast<std::uint64_t>(bytes.size());
-  const double timeout_s = 120.0 + static_cast<double>(bytes.size()) / (4 << 20);
+  const double timeout_s =
+      child_timeout_s > 0 ? child_timeout_s : 20.0 + static_cast<double>(bytes.size()) / (2 << 20);
   const detail::GuardOutcome out = detail::run_in_child(
       file, [&] { (void)parse(); }, budget, timeout_s);
   switch (out.kind) {

@@ -168,3 +168,17 @@ TEST(ImportHostile, SetFilesAreListedForTheOutputCheck) {
   EXPECT_EQ(files[2], set.c);
   EXPECT_EQ(files[3], set.d);
 }
+
+TEST(ImportHostile, GpuNameWithASpaceIsRefused) {
+  // It would become the set name and the prefix of every case ID.
+  TempDir dir("imph");
+  SetSpec s;
+  s.gpu = "My Ada";
+  s.n = 2;
+  const SetData set = testsupport::write_set(dir / "set", s);
+  mmaemu::recordings::ImportOptions opt;
+  opt.preset = "ada";
+  const std::string msg = import_error_of([&] { import_public_set(set.dir, opt); });
+  EXPECT_THAT(msg, HasSubstr(set.a.string()));
+  EXPECT_THAT(msg, HasSubstr("'My Ada'"));
+}

@@ -540,3 +540,38 @@ TEST(RecordingGuard, ChildThatHangsIsKilledAtTheTimeLimit) {
   EXPECT_THAT(out.message, HasSubstr("longer than"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
+
+TEST(RecordingSeeds, EveryFuzzSeedRecordingReads) {
+  // fuzz/corpus/recording/ holds small valid recordings of every kind (and one in the HDF5
+  // 1.10 object format with compact datasets): the fuzzer starts from files that read.
+  const fs::path dir = fs::path(MMAEMU_SOURCE_DIR) / "fuzz" / "corpus" / "recording";
+  if (!fs::is_directory(dir))
+    GTEST_SKIP() << dir << " is absent";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    SCOPED_TRACE(e.path().string());
+    EXPECT_LT(fs::file_size(e.path()), 64u * 1024);
+    const Recording rec = read_recording(e.path());
+    EXPECT_GT(rec.mma.size() + rec.gemm.size() + rec.gemm_call.size(), 0u);
+    ++n;
+  }
+  EXPECT_GE(n, 5);
+  const Recording compact = read_recording(dir / "mma-compact-v110.h5");
+  ASSERT_EQ(compact.mma.size(), 1u);
+  EXPECT_EQ(compact.mma[0].expect, (std::vector<std::uint32_t>{0x40400000u, 0xc3e00000u}));
+  EXPECT_EQ(compact.mma[0].attrs.at("gpu"), "H100");
+}
+
+TEST(RecordingGuard, LibHdf5LoopOnACorruptGlobalHeapEndsAtTheTimeLimit) {
+  // Found by fuzz_recording: libhdf5 1.10 spins forever in H5HG_read (an attribute's
+  // variable-length string in a corrupt global heap). In process this never returns.
+  const fs::path file =
+      fs::path(MMAEMU_SOURCE_DIR) / "recordings" / "tests" / "data" / "global-heap-loop.h5";
+  const std::string bytes = testsupport::read_text(file);
+  ASSERT_GT(bytes.size(), 1000u);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string msg = refused(
+      [&] { read_recording_image(bytes, "global-heap-loop.h5", ReadGuard::child_process, 1.0); });
+  EXPECT_THAT(msg, HasSubstr("global-heap-loop.h5: reading it took longer than 1 s"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}

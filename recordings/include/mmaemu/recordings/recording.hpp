@@ -156,7 +156,10 @@ Recording read_recording(const std::filesystem::path& path,
                          ReadGuard guard = ReadGuard::child_process);
 
 // The same for a file image already in memory; `name` stands for the file in messages.
+// `child_timeout_s` bounds the child's parse (libhdf5 loops forever on some corrupt global
+// heaps); 0: 20 s plus 1 s per 2 MiB of file.
 Recording read_recording_image(std::string_view bytes, const std::string& name,
-                               ReadGuard guard = ReadGuard::child_process);
+                               ReadGuard guard = ReadGuard::child_process,
+                               double child_timeout_s = 0);
 
 } // namespace mmaemu::recordings
