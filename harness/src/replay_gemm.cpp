@@ -2,6 +2,7 @@
 // Replay of GEMM-level recordings: kinds "gemm" (normalised calls) and "gemm_call" (exact
 // recorded calls with their layouts).
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -368,8 +369,17 @@ GemmCallArgs parse_gemm_call(std::string_view call_json,
     a.out = created_from_json(call["out"], "out");
     a.has_out = true;
   }
-  if (call.contains("profile"))
-    a.call.profile = R::string(call["profile"], "profile");
+  if (call.contains("profile")) {
+    // A profile name (letters, digits, '_', '-', '.'): it is echoed in scaled_mm's messages.
+    const std::string& name = R::string(call["profile"], "profile");
+    const bool plain = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+                         return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                                (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+                       });
+    if (!plain)
+      R::fail("profile", "'" + support::printable(name) + "' is not a profile name");
+    a.call.profile = name;
+  }
   if (call.contains("requires_grad")) {
     const json& rg = call["requires_grad"];
     if (!rg.is_array())

@@ -74,9 +74,9 @@ bool safe_env_name(const std::string& s) {
 
 // Parses a tier file's bytes: syntax errors as "<file>:<line>:<column>: not valid JSON (...)",
 // bounded, and no nesting deeper than kMaxJsonDepth.
-json parse_tier_json(const std::string& text, const fs::path& file) {
+json parse_tier_json(std::string_view text, const fs::path& file) {
   try {
-    return json::parse(text, [&](int depth, json::parse_event_t, json&) {
+    return json::parse(text.begin(), text.end(), [&](int depth, json::parse_event_t, json&) {
       if (depth > kMaxJsonDepth) {
         throw TierFileError(shown_file(file) + ": nested deeper than " +
                             std::to_string(kMaxJsonDepth) + " levels");
@@ -327,6 +327,14 @@ TierSpec load_tier_file(const fs::path& file) {
     text = support::read_input_file(file, support::kMaxTextBytes, "tier file");
   } catch (const support::FileError& e) {
     throw TierFileError(e.what());
+  }
+  return parse_tier_text(text, file);
+}
+
+TierSpec parse_tier_text(std::string_view text, const fs::path& file) {
+  if (text.size() > support::kMaxTextBytes) {
+    throw TierFileError(shown_file(file) + ": tier file is " + std::to_string(text.size()) +
+                        " bytes, over the limit of " + std::to_string(support::kMaxTextBytes));
   }
   const json j = parse_tier_json(text, file);
   Reader top(file, j, "");

@@ -139,6 +139,7 @@ TEST(HostileGemmCall, UnknownKeysTypesAndValuesAreNamed) {
       {"/requires_grad", json::array({"input", "scale_a"}),
        "key 'requires_grad[1]': 'scale_a' is not input or mat2"},
       {"/profile", 5, "key 'profile': expected a string, got integer 5"},
+      {"/profile", "hop\nper", "key 'profile': 'hop\\x0aper' is not a profile name"},
   };
   for (const auto& r : rows) {
     json c = good_call();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mmaemu::harness {
@@ -64,6 +65,10 @@ const std::vector<std::string>& tier_kinds();
 // unknown keys refused. The name must equal the file's stem and be safe in file names
 // (letters, digits, '_', '-', '.', at most 32 bytes, no ".."). Throws TierFileError only.
 TierSpec load_tier_file(const std::filesystem::path& file);
+
+// The same checks on a tier file's bytes; `file` names it in messages and its stem must equal
+// the tier's name. Throws TierFileError only (std::bad_alloc aside).
+TierSpec parse_tier_text(std::string_view text, const std::filesystem::path& file);
 
 // Every *.json in `dir`, in tier order (T0, T1, T1s, T2, ...). Throws TierFileError (naming
 // the first bad file, a *.json that is not a regular file included, or the folder if it is
