@@ -829,6 +829,33 @@ Reader::Dataset Reader::open_dataset(const Group& g, const std::string& name, El
                    std::to_string(kMaxChunkBytes) + ")");
     }
   }
+  if (count > 0) {
+    // Storage that was never written reads as fill values: data the file does not hold (and a
+    // few bytes of header could declare the limit). Every dataset the writer makes is whole.
+    bool whole = true;
+    if (layout == H5D_CHUNKED) {
+      hsize_t chunk[H5S_MAX_RANK] = {};
+      H5Pget_chunk(dcpl.get(), H5S_MAX_RANK, chunk);
+      std::uint64_t want = 1;
+      for (int i = 0; i < rank; ++i) {
+        if (chunk[i] == 0 || !checked_mul(want, (ds.dims[i] + chunk[i] - 1) / chunk[i], want)) {
+          fail("", w + " has an invalid chunk shape");
+        }
+      }
+      hsize_t have = 0;
+      if (H5Dget_num_chunks(obj.get(), space.get(), &have) < 0)
+        hdf5_fail(w, "counting the chunks");
+      whole = have == want;
+    } else if (layout == H5D_CONTIGUOUS) {
+      H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+      if (H5Dget_space_status(obj.get(), &status) < 0)
+        hdf5_fail(w, "reading the storage status");
+      whole = status == H5D_SPACE_STATUS_ALLOCATED;
+    }
+    if (!whole) {
+      fail("", w + " is not completely written (its values would be fill values); refused");
+    }
+  }
   account(w, bytes);
   ds.count = count;
   ds.id = std::move(obj);

@@ -349,6 +349,31 @@ TEST(RecordingHostile, CaseIdsThatAreNotPrintableOrOfAnotherSetAreRefused) {
 
 // --- sizes --------------------------------------------------------------------------------
 
+TEST(RecordingHostile, UnwrittenDatasetIsRefused) {
+  // Never-written storage reads as fill values (zeros): bits no hardware produced. The old
+  // reader returned them.
+  TempDir dir("hostile");
+  const fs::path file = good_file(dir);
+  hostile::replace_dataset(file, kSet + "/expect", H5T_STD_U32LE, {3}); // contiguous
+  EXPECT_THAT(refused([&] { read_recording(file); }), HasSubstr("'expect' is not completely"));
+  {
+    Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dcpl");
+    const hsize_t chunk = 2; // two chunks, one written
+    check(H5Pset_chunk(dcpl, 1, &chunk), "chunk");
+    check(H5Pset_deflate(dcpl, 6), "deflate");
+    hostile::replace_dataset(file, kSet + "/expect", H5T_STD_U32LE, {3}, dcpl);
+    Id f(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, "open");
+    Id d(H5Dopen2(f, (kSet + "/expect").c_str(), H5P_DEFAULT), H5Dclose, "dataset");
+    Id fs_(H5Dget_space(d), H5Sclose, "space");
+    const hsize_t start = 0, count = 2;
+    check(H5Sselect_hyperslab(fs_, H5S_SELECT_SET, &start, nullptr, &count, nullptr), "select");
+    Id ms(H5Screate_simple(1, &count, nullptr), H5Sclose, "mspace");
+    const std::uint32_t v[2] = {1, 2};
+    check(H5Dwrite(d, H5T_NATIVE_UINT32, ms, fs_, H5P_DEFAULT, v), "write");
+  }
+  EXPECT_THAT(refused([&] { read_recording(file); }), HasSubstr("'expect' is not completely"));
+}
+
 TEST(RecordingHostile, TerabyteDatasetsAreRefusedWithoutAllocating) {
   // Every dataset declares 2^40 cases (chunked, never written: the file is a few KiB); the old
   // reader allocated 2^40 string pointers and died with std::bad_alloc.
