@@ -93,7 +93,10 @@ TEST(HostileGemmCall, NumbersMustBeIntegersInRangeNamingTheKey) {
       {"M", std::int64_t{1} << 40},
       {"K", true},
   };
-  for (const auto& [key, value] : edits) {
+  for (const auto& edit : edits) {
+    // Named copies: clang 14 cannot capture structured bindings in the lambda below.
+    const std::string& key = edit.first;
+    const json& value = edit.second;
     json c = good_call();
     c[json::json_pointer("/" + [&] {
       std::string p = key;
