@@ -56,7 +56,7 @@ std::uint64_t current_address_space() {
 }
 
 // The child's side: never returns.
-[[noreturn]] void child_main(int out_fd, const std::function<void()>& parse,
+[[noreturn]] void child_main(int out_fd, const std::function<std::string()>& parse,
                              std::uint64_t memory_budget, pid_t parent) {
   // The child must not outlive its parent (killed at a fuzzer's time limit, say) while
   // libhdf5 loops.
@@ -98,9 +98,8 @@ std::uint64_t current_address_space() {
   int code = 4;
   std::string report;
   try {
-    parse();
+    report = "K" + parse();
     code = 0;
-    report = "K";
   } catch (const RecordingError& e) {
     code = 2;
     report = std::string("E") + e.what();
@@ -112,7 +111,7 @@ std::uint64_t current_address_space() {
   } catch (...) {
     report = "X";
   }
-  if (report.size() > kMaxReport)
+  if (code != 0 && report.size() > kMaxReport)
     report.resize(kMaxReport);
   write_all(out_fd, report);
   ::_exit(code);
@@ -125,8 +124,9 @@ std::string signal_text(int sig) {
 
 } // namespace
 
-GuardOutcome run_in_child(const std::string& name, const std::function<void()>& parse,
-                          std::uint64_t memory_budget, double timeout_s) {
+GuardOutcome run_in_child(const std::string& name, const std::function<std::string()>& parse,
+                          std::uint64_t memory_budget, double timeout_s, std::uint64_t max_result) {
+  const std::uint64_t max_report = 1 + std::max<std::uint64_t>(max_result, kMaxReport);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw RecordingError(name +
@@ -153,6 +153,7 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
       clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
   std::string report;
   bool timed_out = false;
+  bool oversized = false;
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
@@ -170,14 +171,17 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
       break;
     if (r == 0)
       continue;
-    char buf[4096];
+    char buf[65536];
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n <= 0)
       break; // end of file: the child has exited (or closed the pipe)
-    if (report.size() < kMaxReport)
+    if (report.size() + static_cast<std::uint64_t>(n) <= max_report) {
       report.append(buf, static_cast<std::size_t>(n));
+    } else {
+      oversized = true; // keep draining, so that the child is not blocked writing
+    }
   }
   ::close(fds[0]);
   if (timed_out)
@@ -192,9 +196,10 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
   GuardOutcome out;
   if (timed_out) {
     char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", timeout_s);
-    out.message = name + ": reading it took longer than " + limit +
-                  " s (a loop in the HDF5 library on a corrupt file?); refused";
+    std::snprintf(limit, sizeof limit, "%.3g", timeout_s);
+    out.message =
+        name + ": reading it took longer than " + limit +
+        " s (corrupt data can make the HDF5 library loop or inflate without end); refused";
     return out;
   }
   const bool exited = have_status && WIFEXITED(status);
@@ -202,8 +207,14 @@ GuardOutcome run_in_child(const std::string& name, const std::function<void()>& 
   const char tag = report.empty() ? '\0' : report[0];
   // Without a status (SIGCHLD ignored by the caller: the child was reaped elsewhere) the
   // report alone decides; it is written only after `parse` has returned or thrown.
+  if (oversized) {
+    out.message = name + ": the reading process sent more than " + std::to_string(max_report) +
+                  " bytes; refused";
+    return out;
+  }
   if (tag == 'K' && (!have_status || code == 0)) {
     out.kind = GuardOutcome::ok;
+    out.result = report.substr(1);
     return out;
   }
   if (tag == 'E' && (!have_status || code == 2)) {

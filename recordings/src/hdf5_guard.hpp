@@ -18,15 +18,17 @@ struct GuardOutcome {
   };
   Kind kind = failed;
   std::string message;
+  std::string result; // ok: what `parse` returned
 };
 
-// Forks; the child resets the crash signals to their default action, disables core dumps
-// and (in builds without sanitizers) limits its address space to what it has plus
-// `memory_budget` bytes, runs `parse`, reports through a pipe and _exit()s. The parent waits
-// at most `timeout_s` seconds (then kills the child). `name` (already printable) starts
-// every message. Never throws for what happens in the child; throws RecordingError if no
-// child can be started.
-GuardOutcome run_in_child(const std::string& name, const std::function<void()>& parse,
-                          std::uint64_t memory_budget, double timeout_s);
+// Forks; the child resets the crash signals to their default action, disables core dumps,
+// dies with its parent, (in builds without sanitizers) limits its address space to what it
+// has plus `memory_budget` bytes, runs `parse`, sends its result (at most `max_result`
+// bytes) or its error through a pipe and _exit()s. The parent waits at most `timeout_s`
+// seconds (then kills the child). `name` (already printable) starts every message. Never
+// throws for what happens in the child; throws RecordingError if no child can be started.
+GuardOutcome run_in_child(const std::string& name, const std::function<std::string()>& parse,
+                          std::uint64_t memory_budget, double timeout_s,
+                          std::uint64_t max_result = 0);
 
 } // namespace mmaemu::recordings::detail

@@ -25,6 +25,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "recording_wire.hpp"
 
 namespace mmaemu::recordings {
 
@@ -1241,11 +1242,16 @@ Recording read_recording_image(std::string_view bytes, const std::string& name, 
   const std::uint64_t budget = (4ull << 30) + 2 * static_cast<std::uint64_t>(bytes.size());
   const double timeout_s =
       child_timeout_s > 0 ? child_timeout_s : 20.0 + static_cast<double>(bytes.size()) / (2 << 20);
+  // The child sends what it read; this process never runs libhdf5 on the bytes (in the
+  // production mode), since libhdf5 is not even deterministic on corrupt files.
+  const std::uint64_t max_result = 2 * kMaxDecodedBytes + (64ull << 20);
   const detail::GuardOutcome out = detail::run_in_child(
-      file, [&] { (void)parse(); }, budget, timeout_s);
+      file, [&] { return detail::encode_recording(parse()); }, budget, timeout_s, max_result);
   switch (out.kind) {
   case detail::GuardOutcome::ok:
-    return parse();
+    if (guard == ReadGuard::child_then_parent)
+      return parse();
+    return detail::decode_recording(out.result, file);
   case detail::GuardOutcome::clean_error:
     if (guard == ReadGuard::child_then_parent)
       (void)parse(); // throws the same error

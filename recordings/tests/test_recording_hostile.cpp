@@ -517,52 +517,73 @@ TEST(RecordingGuard, ImageReadEqualsFileReadInEveryMode) {
   }
 }
 
+using mmaemu::recordings::detail::GuardOutcome;
+using mmaemu::recordings::detail::run_in_child;
+
 TEST(RecordingGuard, CrashInTheChildBecomesARecordingError) {
-  using mmaemu::recordings::detail::GuardOutcome;
-  using mmaemu::recordings::detail::run_in_child;
   const GuardOutcome out = run_in_child(
-      "x.h5", [] { ::raise(SIGSEGV); }, 0, 30);
+      "x.h5",
+      []() -> std::string {
+        ::raise(SIGSEGV);
+        return {};
+      },
+      0, 30);
   EXPECT_EQ(out.kind, GuardOutcome::failed);
   EXPECT_THAT(out.message, HasSubstr("x.h5: the HDF5 library crashed reading it (signal 11"));
   const GuardOutcome abrt = run_in_child(
-      "x.h5", [] { std::abort(); }, 0, 30);
+      "x.h5", []() -> std::string { std::abort(); }, 0, 30);
   EXPECT_EQ(abrt.kind, GuardOutcome::failed);
   EXPECT_THAT(abrt.message, HasSubstr("signal 6"));
 }
 
 TEST(RecordingGuard, ChildOutcomesAreTold) {
-  using mmaemu::recordings::detail::GuardOutcome;
-  using mmaemu::recordings::detail::run_in_child;
-  EXPECT_EQ(run_in_child(
-                "x.h5", [] {}, 0, 30)
-                .kind,
-            GuardOutcome::ok);
+  const GuardOutcome ok = run_in_child(
+      "x.h5", [] { return std::string("result"); }, 0, 30);
+  EXPECT_EQ(ok.kind, GuardOutcome::ok);
+  EXPECT_EQ(ok.result, "result");
   const GuardOutcome err = run_in_child(
-      "x.h5", [] { throw RecordingError("x.h5: cases/s: bad"); }, 0, 30);
+      "x.h5", []() -> std::string { throw RecordingError("x.h5: cases/s: bad"); }, 0, 30);
   EXPECT_EQ(err.kind, GuardOutcome::clean_error);
   EXPECT_EQ(err.message, "x.h5: cases/s: bad");
   const GuardOutcome oom = run_in_child(
-      "x.h5", [] { throw std::bad_alloc(); }, 1 << 30, 30);
+      "x.h5", []() -> std::string { throw std::bad_alloc(); }, 1 << 30, 30);
   EXPECT_EQ(oom.kind, GuardOutcome::failed);
   EXPECT_THAT(oom.message, HasSubstr("memory"));
   const GuardOutcome other = run_in_child(
-      "x.h5", [] { throw std::logic_error("oops"); }, 0, 30);
+      "x.h5", []() -> std::string { throw std::logic_error("oops"); }, 0, 30);
   EXPECT_EQ(other.kind, GuardOutcome::failed);
   EXPECT_THAT(other.message, HasSubstr("oops"));
   const GuardOutcome quit = run_in_child(
-      "x.h5", [] { ::_exit(7); }, 0, 30);
+      "x.h5", []() -> std::string { ::_exit(7); }, 0, 30);
   EXPECT_EQ(quit.kind, GuardOutcome::failed);
   EXPECT_THAT(quit.message, HasSubstr("exit status 7"));
 }
 
+TEST(RecordingGuard, LargeResultsArriveWholeAndOversizedOnesAreRefused) {
+  std::string big(5u << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>(i * 2654435761u >> 24);
+  const GuardOutcome ok = run_in_child(
+      "x.h5", [&] { return big; }, 0, 60, big.size());
+  ASSERT_EQ(ok.kind, GuardOutcome::ok);
+  EXPECT_TRUE(ok.result == big);
+  const GuardOutcome over = run_in_child(
+      "x.h5", [&] { return big; }, 0, 60, big.size() / 2);
+  EXPECT_EQ(over.kind, GuardOutcome::failed);
+  EXPECT_THAT(over.message, HasSubstr("sent more than"));
+}
+
 TEST(RecordingGuard, ChildThatHangsIsKilledAtTheTimeLimit) {
-  using mmaemu::recordings::detail::GuardOutcome;
-  using mmaemu::recordings::detail::run_in_child;
   const auto start = std::chrono::steady_clock::now();
   const GuardOutcome out = run_in_child(
-      "x.h5", [] { ::pause(); }, 0, 0.5);
+      "x.h5",
+      []() -> std::string {
+        ::pause();
+        return {};
+      },
+      0, 0.5);
   EXPECT_EQ(out.kind, GuardOutcome::failed);
-  EXPECT_THAT(out.message, HasSubstr("longer than"));
+  EXPECT_THAT(out.message, HasSubstr("longer than 0.5 s"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 

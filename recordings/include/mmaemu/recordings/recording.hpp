@@ -132,16 +132,17 @@ void check_batch(const MmaBatch& b, const std::string& where);
 void write_recording(const std::filesystem::path& path, const Recording& rec,
                      const std::vector<std::filesystem::path>& inputs = {});
 
-// How a recording is parsed. libhdf5 1.10 can crash on corrupt files, so by default the parse
-// runs first in a forked child process; the calling process parses the same bytes only after
-// the child read them without error, and a crash, a time-out or an exhausted memory limit in
-// the child becomes a RecordingError.
+// How a recording is parsed. libhdf5 1.10 crashes, loops and is not even deterministic on
+// corrupt files, so by default it runs only in a forked child process, which sends back what
+// it read (checked again on arrival); a crash, a time-out or an exhausted memory limit in the
+// child becomes a RecordingError.
 enum class ReadGuard {
-  child_process,     // the default: the child's verdict decides; errors come from the child
-  child_then_parent, // for fuzzing: also repeat a clean error in the calling process, so
-                     // that coverage of the error paths is seen (the child has a memory
-                     // limit that the caller has not: not for untrusted input otherwise)
-  in_process,        // no child: only for bytes already read once under a guard
+  child_process,     // the default: libhdf5 never runs on the bytes in the calling process
+  child_then_parent, // for fuzzing: when the child ended cleanly (read or RecordingError),
+                     // the calling process parses the bytes too, so that libFuzzer sees the
+                     // coverage of the reader; a libhdf5 that behaves differently the second
+                     // time can crash the caller, so not for untrusted input otherwise
+  in_process,        // no child: only for bytes known to be good (written by this process)
 };
 
 // Reads a recording; throws RecordingError naming the file if it is missing, not a regular
