@@ -115,7 +115,10 @@ int run_replay(const ReplayArgs& args) {
     backend = harness::resolve_backend(args.backend);
   } catch (const BackendUnavailableError& e) {
     error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
+    // A backend mmaemu knows but this build or machine lacks is unavailable (4); any other
+    // name is a usage error (2).
+    const bool known = args.backend == "cuda" || args.backend.rfind("cuda:", 0) == 0;
+    return known ? kUnavailable : kUsage;
   }
   std::vector<std::filesystem::path> paths(args.files.begin(), args.files.end());
   if (!args.json.empty()) {

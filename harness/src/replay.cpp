@@ -6,6 +6,7 @@
 #include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/harness/gemm_call.hpp"
 
 namespace mmaemu::harness {
 
@@ -229,6 +230,13 @@ SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std
   return r;
 }
 
+recordings::Recording read_recording_for_replay(const std::filesystem::path& path) {
+  recordings::Recording rec = recordings::read_recording(path);
+  for (const auto& batch : rec.gemm_call)
+    check_gemm_calls(batch, path.string());
+  return rec;
+}
+
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
                           const std::function<void(const SetResult&)>& on_set,
                           const std::function<void(const UnreadableFile&)>& on_unreadable) {
@@ -247,7 +255,7 @@ ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
     // One file at a time: a bad file is reported and the others are still replayed.
     recordings::Recording rec;
     try {
-      rec = recordings::read_recording(f);
+      rec = read_recording_for_replay(f);
     } catch (const std::exception& e) {
       UnreadableFile u{file, unreadable_message(file, e.what())};
       if (on_unreadable)

@@ -271,8 +271,8 @@ void run_replay_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     r.inputs.push_back(in);
     recordings::Recording rec;
     try {
-      rec = recordings::read_recording(f);
-    } catch (const recordings::RecordingError& e) {
+      rec = read_recording_for_replay(f);
+    } catch (const std::exception& e) {
       r.add({rel, Outcome::error, 0, e.what()});
       if (opt.progress)
         opt.progress->step(++done, rel + ": unreadable");

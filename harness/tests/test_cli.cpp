@@ -299,10 +299,55 @@ TEST(Cli, ReplayReportsAnUnreadableFileAndStillReplaysTheOthers) {
   EXPECT_EQ(j["unreadable"][0].at("path").get<std::string>(), broken.string());
 }
 
-TEST(Cli, ReplayWithUnavailableBackendExitsTwo) {
-  const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(), "--backend", "cuda"});
+TEST(Cli, ReplayWithAnUnavailableBackendExitsFourAndAnUnknownOneTwo) {
+  for (const char* b : {"cuda", "cuda:v4"}) {
+    const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(), "--backend", b});
+    EXPECT_EQ(r.status, 4) << r.all();
+    EXPECT_THAT(r.err, HasSubstr("BackendUnavailableError"));
+    EXPECT_THAT(r.err, HasSubstr(b));
+  }
+  const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(), "--backend", "gpu9"});
   EXPECT_EQ(r.status, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("cuda"));
+  EXPECT_THAT(r.err, HasSubstr("gpu9"));
+}
+
+// A gemm_call whose description points past its storage (offset 2^63-1) makes its file
+// unreadable (exit 2, one line naming the file, call and key); the other files still replay.
+TEST(Cli, ReplayRefusesAFileWithAMalformedCallDescriptionAndReplaysTheOthers) {
+  TempDir dir("cli");
+  Recording rec;
+  mmaemu::recordings::GemmCall gc;
+  gc.id = "crafted/0";
+  const nlohmann::json view = {{"dtype", "float8_e4m3fn"},
+                               {"shape", {1, 16}},
+                               {"strides", {16, 1}},
+                               {"offset", 9223372036854775807LL}};
+  nlohmann::json call = {
+      {"input", view},
+      {"mat2", {{"dtype", "float8_e4m3fn"}, {"shape", {16, 16}}, {"strides", {1, 16}}}},
+      {"scale_a", {{"dtype", "float32"}, {"shape", nlohmann::json::array()}}},
+      {"scale_b", {{"dtype", "float32"}, {"shape", nlohmann::json::array()}}}};
+  gc.call_json = call.dump();
+  gc.input_storage.assign(16, 0x38);
+  gc.mat2_storage.assign(256, 0x38);
+  gc.outputs = {{"fp32",
+                 mmaemu::Format::fp32,
+                 true,
+                 "1",
+                 {1, 16},
+                 std::vector<std::uint32_t>(16, 0x41800000u),
+                 ""}};
+  rec.gemm_call.push_back({"crafted", {gc}, {}});
+  const fs::path bad = dir / "crafted.h5";
+  write_recording(bad, rec);
+  const auto r = run_cli({"replay", bad.string(), committed("H100_E4M3.h5").string()});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_EQ(last_line(r.out), "5000 passed, 0 failed, 1 unreadable") << r.all();
+  const auto err = nonempty_lines(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_THAT(err[0], HasSubstr(bad.string()));
+  EXPECT_THAT(err[0], HasSubstr("crafted/0"));
+  EXPECT_THAT(err[0], HasSubstr("key 'input'"));
 }
 
 TEST(Cli, ImportPublicWritesARecordingThatReplays) {

@@ -63,6 +63,11 @@ struct ReplayResult {
 // anything else throws BackendUnavailableError naming the backend.
 std::string resolve_backend(const std::string& requested);
 
+// Reads a recording for replay: read_recording, then every gemm_call description checked
+// (check_gemm_calls), so that a malformed description makes the whole file unreadable.
+// Throws recordings::RecordingError or GemmCallError naming the file.
+recordings::Recording read_recording_for_replay(const std::filesystem::path& path);
+
 // Replays one mma batch on the reference model, honouring scope and expect_error (above).
 // An unknown preset or any other refusal of the emulator is an ERROR of every case (unless it
 // is the expected error); it never throws for what the batch holds.
