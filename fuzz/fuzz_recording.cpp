@@ -6,13 +6,17 @@
 // else escaping, a crash in this process or a sanitizer report in it is a finding. So is a
 // recording that reads but whose batches fail check_batch (the reader promises consistency).
 //
-// Guard: ReadGuard::child_then_parent. libhdf5 1.10 itself crashes on corrupt files (the
-// byte-flip test finds dozens in 688 reads); that is why the reader parses in a forked child
-// first. Fuzzing the in-process parser would report libhdf5's crashes, which are not ours
-// and which the guard already turns into RecordingErrors; fuzzing the guarded reader reports
-// only what reaches this process. child_then_parent (rather than the production
-// child_process) repeats in this process the parses that ended cleanly in the child, errors
-// included, so that libFuzzer sees the coverage of our validation code.
+// Guard: ReadGuard::child_then_parent. libhdf5 1.10 itself crashes and loops on corrupt files
+// (the byte-flip test sees dozens of crashes in 688 reads; this target found a loop in its
+// global-heap code), which is why read_recording parses in a forked child and takes back only
+// the child's result. Fuzzing the in-process parser would report libhdf5's crashes, which are
+// not ours and which the guard turns into RecordingErrors. The production mode
+// (child_process) would hide the reader from libFuzzer, since it runs in the child only, so
+// child_then_parent also parses in this process after the child ended cleanly (a read or a
+// RecordingError): libFuzzer sees the reader's coverage, and libhdf5 runs here only on bytes
+// it has just survived. The residual risk: libhdf5 is not deterministic on corrupt files
+// (about 1 flip in 700 changes outcome between runs), so a crash here can still be
+// libhdf5's; reproduce a finding with read_recording (child_process) before calling it ours.
 //
 // The child resets the crash signals and the sanitizer death callback (a libhdf5 crash in it
 // writes no crash artifact), but libFuzzer's malloc hook still runs there: a corrupt size
