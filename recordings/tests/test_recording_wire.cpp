@@ -26,7 +26,8 @@ namespace {
 
 Recording every_kind() {
   Recording rec = hostile::small_recording(4, 6);
-  rec.attrs["note"] = std::string("with \0 and \xff bytes", 20);
+  static const char kNote[] = "with \0 and \xff bytes";
+  rec.attrs["note"] = std::string(kNote, sizeof kNote - 1);
   rec.mma[0].attrs["sha256:a.txt"] = std::string(64, 'f');
   GemmCase c;
   c.id = "g/1";
