@@ -16,6 +16,7 @@ set(MMAEMU_INSTALL_CMAKEDIR lib/cmake/mmaemu)
 set(_mmaemu_export_names
   mmaemu_support support
   mmaemu_emulator emulator
+  mmaemu_replay replay
   mmaemu_recordings recordings
   mmaemu_reports reports
   mmaemu_harness harness)
@@ -34,7 +35,7 @@ install(TARGETS ${_mmaemu_libs} mmaemu
   LIBRARY DESTINATION lib
   ARCHIVE DESTINATION lib
   INCLUDES DESTINATION include)
-foreach(_area support emulator recordings reports harness)
+foreach(_area support emulator recordings reports harness/replay harness/tiers)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_area}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_area}/include/ DESTINATION include
       FILES_MATCHING PATTERN "*.hpp")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // T2 on a synthetic truth: recordings whose expected bits come from an independent
-// derivation (emulator/tests/ref_chain.hpp) or from the committed hardware recordings, a
+// derivation (tests/support/ref_chain.hpp) or from the committed hardware recordings, a
 // manifest.json, and the read-only rules (snapshot, pinned sha256, never written into).
 
 #include <gtest/gtest.h>

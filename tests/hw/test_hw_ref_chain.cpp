@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The independent derivation of the block-FMA chain (emulator/tests/ref_chain.hpp: binary64
+// The independent derivation of the block-FMA chain (tests/support/ref_chain.hpp: binary64
 // arithmetic on the codes' fields, no code shared with the emulator) reproduces every case of
 // every committed hardware recording (recordings/data/public/*.h5) bit for bit. This checks
 // the derivation that the unit tests take their expected bits from against the hardware

@@ -2,7 +2,7 @@
 #pragma once
 // Test support: fresh temporary folders, and synthetic sets in the text layout of the public
 // hardware vectors (shared/truth-public/README.md) whose d lines come from the independent
-// binary64 derivation (emulator/tests/ref_chain.hpp), never from the emulator.
+// binary64 derivation (tests/support/ref_chain.hpp), never from the emulator.
 
 #include <algorithm>
 #include <atomic>
