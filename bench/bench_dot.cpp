@@ -26,10 +26,14 @@ Operands make(std::size_t K) {
   std::mt19937 rng(1234);
   o.a.resize(kRows * K);
   o.b.resize(kRows * K);
-  for (auto& v : o.a) v = static_cast<std::uint8_t>(rng() & 0xF7u);  // finite E4M3 codes
-  for (auto& v : o.b) v = static_cast<std::uint8_t>(rng() & 0xF7u);
-  for (auto v : o.a) o.fa.push_back(static_cast<float>(mmaemu::decode_to_double(mmaemu::Format::e4m3, v)));
-  for (auto v : o.b) o.fb.push_back(static_cast<float>(mmaemu::decode_to_double(mmaemu::Format::e4m3, v)));
+  for (auto& v : o.a)
+    v = static_cast<std::uint8_t>(rng() & 0xF7u); // finite E4M3 codes
+  for (auto& v : o.b)
+    v = static_cast<std::uint8_t>(rng() & 0xF7u);
+  for (auto v : o.a)
+    o.fa.push_back(static_cast<float>(mmaemu::decode_to_double(mmaemu::Format::e4m3, v)));
+  for (auto v : o.b)
+    o.fb.push_back(static_cast<float>(mmaemu::decode_to_double(mmaemu::Format::e4m3, v)));
   return o;
 }
 
@@ -54,7 +58,8 @@ void BM_Fp32DotBaseline(benchmark::State& state) {
   for (auto _ : state) {
     for (std::size_t r = 0; r < kRows; ++r) {
       float s = 0.0f;
-      for (std::size_t k = 0; k < K; ++k) s += o.fa[r * K + k] * o.fb[r * K + k];
+      for (std::size_t k = 0; k < K; ++k)
+        s += o.fa[r * K + k] * o.fb[r * K + k];
       out[r] = s;
     }
     benchmark::DoNotOptimize(out.data());
@@ -64,7 +69,7 @@ void BM_Fp32DotBaseline(benchmark::State& state) {
                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
-}  // namespace
+} // namespace
 
 BENCHMARK_CAPTURE(BM_Dot, hopper, "hopper")->Arg(32)->Arg(4096);
 BENCHMARK_CAPTURE(BM_Dot, ada, "ada")->Arg(32)->Arg(4096);

@@ -26,21 +26,21 @@ namespace {
 
 using mmaemu::bench::GemmInputs;
 
-const GemmInputs &inputs(std::size_t M, std::size_t N, std::size_t K) {
+const GemmInputs& inputs(std::size_t M, std::size_t N, std::size_t K) {
   static std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::unique_ptr<GemmInputs>>
       cache;
-  auto &slot = cache[{M, N, K}];
+  auto& slot = cache[{M, N, K}];
   if (!slot)
     slot = std::make_unique<GemmInputs>(mmaemu::bench::make_gemm_inputs(M, N, K));
   return *slot;
 }
 
-void run_chain(const GemmInputs &in, const mmaemu::Preset &p, std::vector<std::uint32_t> &out,
+void run_chain(const GemmInputs& in, const mmaemu::Preset& p, std::vector<std::uint32_t>& out,
                unsigned threads) {
   mmaemu::model::chain_gemm(in.operands(), 0, in.K, p, out.data(), in.N, threads);
 }
 
-void run_sgemm(const GemmInputs &in, std::vector<float> &out, unsigned threads) {
+void run_sgemm(const GemmInputs& in, std::vector<float>& out, unsigned threads) {
   openblas_set_num_threads(static_cast<int>(threads));
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(in.M),
               static_cast<int>(in.N), static_cast<int>(in.K), 1.0f, in.fa.data(),
@@ -48,22 +48,22 @@ void run_sgemm(const GemmInputs &in, std::vector<float> &out, unsigned threads) 
               static_cast<int>(in.N));
 }
 
-void set_rate(benchmark::State &state, const GemmInputs &in) {
+void set_rate(benchmark::State& state, const GemmInputs& in) {
   state.counters["GMAC/s"] = benchmark::Counter(
       static_cast<double>(in.M) * static_cast<double>(in.N) * static_cast<double>(in.K) / 1e9,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Args: M, N, K, threads.
-void BM_ChainGemm(benchmark::State &state, const char *preset,
+void BM_ChainGemm(benchmark::State& state, const char* preset,
                   mmaemu::model::detail::ChainKernel kernel) {
-  const GemmInputs &in = inputs(state.range(0), state.range(1), state.range(2));
+  const GemmInputs& in = inputs(state.range(0), state.range(1), state.range(2));
   const auto threads = static_cast<unsigned>(state.range(3));
   if (!mmaemu::model::detail::force_chain_kernel(kernel)) {
     state.SkipWithError("this CPU cannot run the kernel");
     return;
   }
-  const mmaemu::Preset &p = mmaemu::get_preset_quiet(preset);
+  const mmaemu::Preset& p = mmaemu::get_preset_quiet(preset);
   std::vector<std::uint32_t> out(in.M * in.N);
   for (auto _ : state) {
     run_chain(in, p, out, threads);
@@ -74,8 +74,8 @@ void BM_ChainGemm(benchmark::State &state, const char *preset,
   state.SetLabel(mmaemu::model::detail::chain_kernel_name(kernel));
 }
 
-void BM_Sgemm(benchmark::State &state) {
-  const GemmInputs &in = inputs(state.range(0), state.range(1), state.range(2));
+void BM_Sgemm(benchmark::State& state) {
+  const GemmInputs& in = inputs(state.range(0), state.range(1), state.range(2));
   const auto threads = static_cast<unsigned>(state.range(3));
   std::vector<float> out(in.M * in.N);
   for (auto _ : state) {
@@ -88,12 +88,12 @@ void BM_Sgemm(benchmark::State &state) {
 
 // The figure: hopper fast accumulation on the Evo 2 1B projection, and the slowdown
 // against SGEMM measured right before it (best of 3 SGEMM runs). Args: threads.
-void BM_Evo2Slowdown(benchmark::State &state) {
-  const GemmInputs &in = inputs(2048, 5760, 1920);
+void BM_Evo2Slowdown(benchmark::State& state) {
+  const GemmInputs& in = inputs(2048, 5760, 1920);
   const auto threads = static_cast<unsigned>(state.range(0));
   std::vector<float> fout(in.M * in.N);
   const double sgemm_s = mmaemu::bench::best_seconds([&] { run_sgemm(in, fout, threads); }, 3);
-  const mmaemu::Preset &p = mmaemu::get_preset_quiet("hopper");
+  const mmaemu::Preset& p = mmaemu::get_preset_quiet("hopper");
   std::vector<std::uint32_t> out(in.M * in.N);
   double chain_s = 1e300;
   for (auto _ : state) {
@@ -109,7 +109,7 @@ void BM_Evo2Slowdown(benchmark::State &state) {
 
 using mmaemu::model::detail::ChainKernel;
 
-void shapes(benchmark::internal::Benchmark *b) {
+void shapes(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2}) {
     b->Args({256, 256, 256, threads});
     b->Args({512, 2048, 1024, threads});

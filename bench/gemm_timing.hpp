@@ -41,7 +41,7 @@ inline GemmInputs make_gemm_inputs(std::size_t M, std::size_t N, std::size_t K,
                                    model::FormatPair fmt = {}, std::uint32_t seed = 1234) {
   GemmInputs in{M, N, K, fmt, {}, {}, {}, {}};
   std::mt19937 rng(seed);
-  auto fill = [&rng](Format f, std::vector<std::uint8_t> &codes, std::vector<float> &vals,
+  auto fill = [&rng](Format f, std::vector<std::uint8_t>& codes, std::vector<float>& vals,
                      std::size_t n) {
     codes.resize(n);
     vals.resize(n);
@@ -64,7 +64,7 @@ inline GemmInputs make_gemm_inputs(std::size_t M, std::size_t N, std::size_t K,
 
 // The best of `reps` runs of f (after one warm-up run when warm_up), in seconds. The best,
 // not the mean: on a shared machine the others measure the neighbours.
-template <class F> double best_seconds(F &&f, int reps, bool warm_up = true) {
+template <class F> double best_seconds(F&& f, int reps, bool warm_up = true) {
   if (warm_up)
     f();
   double best = 1e300;

@@ -21,7 +21,7 @@ std::array<Fp8Operand, 256> build_table(Format f) {
     o.cls = static_cast<std::uint8_t>(x.cls);
     if (x.cls == ValueClass::finite) {
       o.mant = static_cast<std::uint8_t>(x.sig);
-      o.ea = static_cast<std::int8_t>(x.exp + s.frac_bits);  // emin for subnormals
+      o.ea = static_cast<std::int8_t>(x.exp + s.frac_bits); // emin for subnormals
     } else {
       o.mant = 0;
       o.ea = static_cast<std::int8_t>(kZeroExp);
@@ -32,7 +32,8 @@ std::array<Fp8Operand, 256> build_table(Format f) {
 
 int msb128(unsigned __int128 v) {
   const auto hi = static_cast<std::uint64_t>(v >> 64);
-  if (hi) return 127 - std::countl_zero(hi);
+  if (hi)
+    return 127 - std::countl_zero(hi);
   return 63 - std::countl_zero(static_cast<std::uint64_t>(v));
 }
 
@@ -53,20 +54,23 @@ void split_binary32(std::uint32_t bits, std::uint32_t& mant, int& ec, bool& neg)
 
 // floor(v * 2^k) for v >= 0.
 std::int64_t shift_floor(std::int64_t v, int k) {
-  if (k >= 0) return v << k;
+  if (k >= 0)
+    return v << k;
   return -k >= 63 ? 0 : v >> -k;
 }
 
 // The exact sum of two signed values s1 * 2^e1 and s2 * 2^e2, rounded by the preset. The
 // smaller one is jammed into a sticky bit when it lies more than 100 bits below the larger.
 std::uint32_t add_round(std::int64_t s1, int e1, std::int64_t s2, int e2, const Preset& p) {
-  if (s1 == 0 && s2 == 0) return 0u;
+  if (s1 == 0 && s2 == 0)
+    return 0u;
   auto top = [](std::int64_t s, int e) {
     return s == 0 ? -100000 : e + 63 - std::countl_zero(static_cast<std::uint64_t>(s < 0 ? -s : s));
   };
   const int bottom = std::max(top(s1, e1), top(s2, e2)) - 100;
   auto place = [bottom](std::int64_t s, int e) -> __int128 {
-    if (s == 0) return 0;
+    if (s == 0)
+      return 0;
     const bool neg = s < 0;
     const auto mag = static_cast<std::uint64_t>(neg ? -s : s);
     unsigned __int128 v;
@@ -83,7 +87,7 @@ std::uint32_t add_round(std::int64_t s1, int e1, std::int64_t s2, int e2, const 
   return round_block_result(neg, static_cast<unsigned __int128>(neg ? -sum : sum), bottom, p);
 }
 
-}  // namespace
+} // namespace
 
 const std::array<Fp8Operand, 256>& fp8_operand_table(Format f) {
   static const std::array<Fp8Operand, 256> e4m3 = build_table(Format::e4m3);
@@ -92,9 +96,10 @@ const std::array<Fp8Operand, 256>& fp8_operand_table(Format f) {
 }
 
 std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, const Preset& p) {
-  if (mag == 0) return 0u;  // an exact zero sum is +0
+  if (mag == 0)
+    return 0u; // an exact zero sum is +0
   const int n = msb128(mag);
-  const int e = lsb_exp + n;  // value in [2^e, 2^(e+1))
+  const int e = lsb_exp + n; // value in [2^e, 2^(e+1))
   const int q = std::max(e - p.frac_out, -149);
   unsigned __int128 m;
   if (q <= lsb_exp) {
@@ -108,7 +113,8 @@ std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, c
       if (p.rounding == BlockRounding::nearest_even) {
         const unsigned __int128 rem = mag & ((static_cast<unsigned __int128>(1) << r) - 1u);
         const unsigned __int128 half = static_cast<unsigned __int128>(1) << (r - 1);
-        if (rem > half || (rem == half && (m & 1u))) ++m;
+        if (rem > half || (rem == half && (m & 1u)))
+          ++m;
       }
     }
   }
@@ -118,9 +124,7 @@ std::uint32_t round_block_result(bool neg, unsigned __int128 mag, int lsb_exp, c
 }
 
 BlockContext::BlockContext(Format fa, Format fb, const Preset& p)
-    : ta(fp8_operand_table(fa).data()),
-      tb(fp8_operand_table(fb).data()),
-      preset(&p),
+    : ta(fp8_operand_table(fa).data()), tb(fp8_operand_table(fb).data()), preset(&p),
       s0(p.frac - spec(fa).frac_bits - spec(fb).frac_bits),
       G(std::max(p.frac - spec(fa).frac_bits - spec(fb).frac_bits, 0)) {}
 
@@ -144,14 +148,16 @@ std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const st
     const Fp8Operand x = ctx.ta[a[i]];
     const Fp8Operand y = ctx.tb[b[i]];
     e[i] = x.ea + y.ea;
-    const std::int64_t m = -static_cast<std::int64_t>(x.neg ^ y.neg);  // 0 or -1
+    const std::int64_t m = -static_cast<std::int64_t>(x.neg ^ y.neg); // 0 or -1
     prod[i] = ((static_cast<std::int64_t>(x.mant * y.mant) << ctx.G) ^ m) - m;
   }
   // Step 4: the block exponent (zero pairs carry kZeroExp and never count).
   int E = p.min_exp;
-  for (int i = 0; i < n; ++i) E = std::max(E, e[i]);
+  for (int i = 0; i < n; ++i)
+    E = std::max(E, e[i]);
   const bool c_in_block = cm != 0 && !p.late_c;
-  if (c_in_block) E = std::max(E, ec);
+  if (c_in_block)
+    E = std::max(E, ec);
 
   // Step 5: truncate each term's magnitude to a multiple of 2^(E - frac) and sum exactly.
   // The products are pre-shifted by G >= s0, so t = |p| * 2^(s0 - (E - e)) is a right shift
@@ -161,7 +167,7 @@ std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const st
   for (int i = 0; i < n; ++i) {
     const int d = std::min(bias - e[i], 63);
     const std::int64_t v = prod[i];
-    const std::int64_t m = v >> 63;  // 0 or -1
+    const std::int64_t m = v >> 63; // 0 or -1
     const std::int64_t mag = (v ^ m) - m;
     S += ((mag >> d) ^ m) - m;
   }
@@ -176,4 +182,4 @@ std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const st
   return round_block_result(neg, static_cast<unsigned __int128>(neg ? -S : S), E - p.frac, p);
 }
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

@@ -67,8 +67,8 @@ constexpr int kHighestFastExp = 127;
 
 // The constants of one call.
 struct Plan {
-  const GemmOperands *op;
-  const Preset *preset;
+  const GemmOperands* op;
+  const Preset* preset;
   std::size_t k0;
   std::int64_t L; // chain length k1 - k0
   int nfma;
@@ -84,7 +84,7 @@ struct Plan {
 
 int max_mant(Format f) {
   int m = 0;
-  for (const Fp8Operand &o : fp8_operand_table(f)) {
+  for (const Fp8Operand& o : fp8_operand_table(f)) {
     if (o.cls == static_cast<std::uint8_t>(ValueClass::finite))
       m = std::max<int>(m, o.mant);
   }
@@ -97,7 +97,7 @@ struct Bounds {
   unsigned __int128 product, sum;
 };
 
-Bounds bounds_of(const Preset &p, FormatPair fmt) {
+Bounds bounds_of(const Preset& p, FormatPair fmt) {
   const int s0 = p.frac - spec(fmt.a).frac_bits - spec(fmt.b).frac_bits;
   const int G = std::max(s0, 0);
   const int cpre = std::max(p.frac - p.frac_out, 0);
@@ -132,9 +132,9 @@ template <class T> T pack_lane(int mag, int exp, bool neg) {
 
 // One tile: `rows` rows of a against one panel of b.
 template <class A, class B> struct Tile {
-  const Plan *plan;
-  const A *row[kMaxRows]; // decoded rows (k from 0)
-  const B *panel;
+  const Plan* plan;
+  const A* row[kMaxRows]; // decoded rows (k from 0)
+  const B* panel;
   int rows;
   std::uint32_t out[kMaxRows][kLanes]; // binary32 bits
   std::uint16_t bad[kMaxRows];         // lanes that must be recomputed exactly
@@ -146,11 +146,11 @@ template <class T, int Bytes> struct Vec { typedef T type __attribute__((vector_
 
 // T: the lane type; NL lanes per vector; MT rows.
 template <class T, int NL, int MT>
-[[gnu::always_inline]] inline void lanes_tile_impl(Tile<LaneA, LaneB<T>> &t) {
+[[gnu::always_inline]] inline void lanes_tile_impl(Tile<LaneA, LaneB<T>>& t) {
   using V = typename Vec<T, sizeof(T) * NL>::type;
   constexpr int W = sizeof(T) * 8;
   constexpr int H = kLanes / NL;
-  const Plan &pl = *t.plan;
+  const Plan& pl = *t.plan;
   const V vmin = V{} + pl.min_exp;
 
   V cm[MT][H], ce[MT][H], cneg[MT][H], bad[MT][H];
@@ -165,8 +165,8 @@ template <class T, int NL, int MT>
   for (std::int64_t j = 0; j < pl.nblocks; ++j) {
     const std::int64_t kb = j * pl.nfma;
     const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, pl.L - kb));
-    const LaneB<T> *bb = t.panel + kb;
-    const LaneA *ab[MT];
+    const LaneB<T>* bb = t.panel + kb;
+    const LaneA* ab[MT];
     for (int r = 0; r < MT; ++r)
       ab[r] = t.row[r] + kb;
 
@@ -281,7 +281,7 @@ template <class T, int NL, int MT>
 // Runs `rows` rows as tiles of MT rows, then single rows. VB: bytes of a native vector
 // register; MT: rows whose state fits the register file.
 template <class T, int VB, int MT>
-[[gnu::always_inline]] inline void lanes_tile_dispatch(Tile<LaneA, LaneB<T>> &t) {
+[[gnu::always_inline]] inline void lanes_tile_dispatch(Tile<LaneA, LaneB<T>>& t) {
   constexpr int NL = VB / static_cast<int>(sizeof(T));
   for (int r0 = 0; r0 < t.rows;) {
     const int n = t.rows - r0 >= MT ? MT : 1;
@@ -315,22 +315,22 @@ using Tile64 = Tile<LaneA, LaneB<std::int64_t>>;
 // 256-bit vectors even with AVX-512: GCC 12 expands 512-bit vector comparisons element by
 // element (they yield mask registers), while AVX-512VL still gives 32 registers and 64-bit
 // arithmetic shifts to 256-bit code.
-__attribute__((target(MMAEMU_AVX512_TARGET))) void lanes32_avx512(Tile32 &t) {
+__attribute__((target(MMAEMU_AVX512_TARGET))) void lanes32_avx512(Tile32& t) {
   lanes_tile_dispatch<std::int32_t, 32, 4>(t);
 }
-__attribute__((target(MMAEMU_AVX512_TARGET))) void lanes64_avx512(Tile64 &t) {
+__attribute__((target(MMAEMU_AVX512_TARGET))) void lanes64_avx512(Tile64& t) {
   lanes_tile_dispatch<std::int64_t, 32, 2>(t);
 }
-__attribute__((target(MMAEMU_AVX2_TARGET))) void lanes32_avx2(Tile32 &t) {
+__attribute__((target(MMAEMU_AVX2_TARGET))) void lanes32_avx2(Tile32& t) {
   lanes_tile_dispatch<std::int32_t, 32, 2>(t);
 }
-__attribute__((target(MMAEMU_AVX2_TARGET))) void lanes64_avx2(Tile64 &t) {
+__attribute__((target(MMAEMU_AVX2_TARGET))) void lanes64_avx2(Tile64& t) {
   lanes_tile_dispatch<std::int64_t, 32, 1>(t);
 }
-void lanes32_base(Tile32 &t) {
+void lanes32_base(Tile32& t) {
   lanes_tile_dispatch<std::int32_t, 16, 1>(t);
 }
-void lanes64_base(Tile64 &t) {
+void lanes64_base(Tile64& t) {
   lanes_tile_dispatch<std::int64_t, 16, 1>(t);
 }
 
@@ -353,8 +353,8 @@ struct alignas(64) PairB {
 
 template <int MT>
 __attribute__((target(MMAEMU_AVX512_TARGET), always_inline)) inline void
-i16_tile_impl(Tile<PairA, PairB> &t) {
-  const Plan &pl = *t.plan;
+i16_tile_impl(Tile<PairA, PairB>& t) {
+  const Plan& pl = *t.plan;
   const std::int64_t pairs_per_block = (pl.nfma + 1) / 2;
   const __m512i zero = _mm512_setzero_si512();
   const __m512i one = _mm512_set1_epi32(1);
@@ -377,8 +377,8 @@ i16_tile_impl(Tile<PairA, PairB> &t) {
     const std::int64_t kb = j * pl.nfma;
     const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, pl.L - kb));
     const int np = (kn + 1) / 2;
-    const PairB *bq = t.panel + j * pairs_per_block;
-    const PairA *aq[MT];
+    const PairB* bq = t.panel + j * pairs_per_block;
+    const PairA* aq[MT];
     for (int r = 0; r < MT; ++r)
       aq[r] = t.row[r] + j * pairs_per_block;
 
@@ -411,7 +411,7 @@ i16_tile_impl(Tile<PairA, PairB> &t) {
       const __m512i eb = _mm512_load_si512(bq[q].exp);
       const __m512i sb = _mm512_load_si512(bq[q].sgn);
       for (int r = 0; r < MT; ++r) {
-        const PairA &a = aq[r][q];
+        const PairA& a = aq[r][q];
         const __m512i p = _mm512_mullo_epi16(mb, _mm512_set1_epi32(static_cast<int>(a.mag)));
         const __m512i e = _mm512_add_epi16(eb, _mm512_set1_epi32(static_cast<int>(a.exp)));
         // A count above 15 shifts everything out (vpsrlvw).
@@ -467,7 +467,7 @@ i16_tile_impl(Tile<PairA, PairB> &t) {
   }
 }
 
-__attribute__((target(MMAEMU_AVX512_TARGET))) void i16_avx512(Tile<PairA, PairB> &t) {
+__attribute__((target(MMAEMU_AVX512_TARGET))) void i16_avx512(Tile<PairA, PairB>& t) {
   switch (t.rows) {
   case 8:
     i16_tile_impl<8>(t);
@@ -522,7 +522,7 @@ struct Choice {
   bool wide; // lanes kernels: 64-bit lanes
 };
 
-Choice choose(const Preset &p, FormatPair fmt) {
+Choice choose(const Preset& p, FormatPair fmt) {
   const auto forced = static_cast<ChainKernel>(g_forced.load(std::memory_order_relaxed));
   if (p.late_c || forced == ChainKernel::exact)
     return {ChainKernel::exact, false};
@@ -545,22 +545,22 @@ Choice choose(const Preset &p, FormatPair fmt) {
 
 // Runs f on `n` threads (the caller's included); f takes its work from shared counters, so
 // fewer threads (if one cannot be started) only make it slower.
-template <class F> void run_parallel(unsigned n, const F &f) {
+template <class F> void run_parallel(unsigned n, const F& f) {
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < n; ++i) {
     try {
       pool.emplace_back(f);
-    } catch (const std::system_error &) {
+    } catch (const std::system_error&) {
       break;
     }
   }
   f();
-  for (std::thread &th : pool)
+  for (std::thread& th : pool)
     th.join();
 }
 
-std::uint32_t exact_output(const Plan &pl, std::size_t m, std::size_t n) {
-  const GemmOperands &op = *pl.op;
+std::uint32_t exact_output(const Plan& pl, std::size_t m, std::size_t n) {
+  const GemmOperands& op = *pl.op;
   const auto L = static_cast<std::size_t>(pl.L);
   return dot(std::span(op.a + m * op.lda + pl.k0, L), std::span(op.b + n * op.ldb + pl.k0, L), 0u,
              *pl.preset, op.fmt);
@@ -570,8 +570,8 @@ constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
 
 // Decoding. Each returns true if some code of the row is not finite (the row goes exact).
 
-bool decode_lane_row(const Plan &pl, const std::uint8_t *codes, const Fp8Operand *tab, int shift,
-                     LaneA *dst) {
+bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, const Fp8Operand* tab, int shift,
+                     LaneA* dst) {
   bool special = false;
   for (std::int64_t k = 0; k < pl.L; ++k) {
     const Fp8Operand o = tab[codes[k]];
@@ -588,14 +588,14 @@ bool decode_lane_row(const Plan &pl, const std::uint8_t *codes, const Fp8Operand
 
 // Columns n0 .. n0 + 15 of b (those < N) into one panel; sets col_special for each column.
 template <class T>
-void decode_lane_panel(const Plan &pl, std::size_t n0, const Fp8Operand *tab, LaneB<T> *dst,
-                       std::uint8_t *col_special) {
-  const GemmOperands &op = *pl.op;
+void decode_lane_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, LaneB<T>* dst,
+                       std::uint8_t* col_special) {
+  const GemmOperands& op = *pl.op;
   const T zero = pack_lane<T>(0, kZeroExpB8, false);
   for (std::int64_t k = 0; k < pl.L; ++k)
     std::fill_n(dst[k].lane, kLanes, zero);
   for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
-    const std::uint8_t *codes = op.b + (n0 + c) * op.ldb + pl.k0;
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb + pl.k0;
     bool special = false;
     for (std::int64_t k = 0; k < pl.L; ++k) {
       const Fp8Operand o = tab[codes[k]];
@@ -607,7 +607,7 @@ void decode_lane_panel(const Plan &pl, std::size_t n0, const Fp8Operand *tab, La
   }
 }
 
-bool decode_pair_row(const Plan &pl, const std::uint8_t *codes, const Fp8Operand *tab, PairA *dst) {
+bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, const Fp8Operand* tab, PairA* dst) {
   bool special = false;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
   for (std::int64_t j = 0; j < pl.nblocks; ++j) {
@@ -637,9 +637,9 @@ bool decode_pair_row(const Plan &pl, const std::uint8_t *codes, const Fp8Operand
   return special;
 }
 
-void decode_pair_panel(const Plan &pl, std::size_t n0, const Fp8Operand *tab, PairB *dst,
-                       std::uint8_t *col_special) {
-  const GemmOperands &op = *pl.op;
+void decode_pair_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, PairB* dst,
+                       std::uint8_t* col_special) {
+  const GemmOperands& op = *pl.op;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
   const std::int64_t total = pl.nblocks * ppb;
   for (std::int64_t i = 0; i < total; ++i) {
@@ -650,7 +650,7 @@ void decode_pair_panel(const Plan &pl, std::size_t n0, const Fp8Operand *tab, Pa
     }
   }
   for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
-    const std::uint8_t *codes = op.b + (n0 + c) * op.ldb + pl.k0;
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb + pl.k0;
     bool special = false;
     for (std::int64_t j = 0; j < pl.nblocks; ++j) {
       const std::int64_t kb = j * pl.nfma;
@@ -660,7 +660,7 @@ void decode_pair_panel(const Plan &pl, std::size_t n0, const Fp8Operand *tab, Pa
         special |= o.cls > kFinite;
         if (o.cls != kFinite)
           continue;
-        PairB &e = dst[j * ppb + i / 2];
+        PairB& e = dst[j * ppb + i / 2];
         const int x = 2 * c + static_cast<int>(i % 2);
         e.mag[x] = o.mant;
         e.exp[x] = o.ea;
@@ -684,10 +684,10 @@ constexpr std::size_t kGroupBytes = std::size_t{512} << 10;
 constexpr std::size_t kChunkRows = 64;
 
 template <class A, class B, class Kernel, class DecodeRow, class DecodePanel>
-void run_tiled(const Plan &pl, std::size_t a_stride, std::size_t b_stride, int tile_rows,
-               unsigned threads, std::uint32_t *out, std::size_t ldo, Kernel kernel,
+void run_tiled(const Plan& pl, std::size_t a_stride, std::size_t b_stride, int tile_rows,
+               unsigned threads, std::uint32_t* out, std::size_t ldo, Kernel kernel,
                DecodeRow decode_row, DecodePanel decode_panel) {
-  const GemmOperands &op = *pl.op;
+  const GemmOperands& op = *pl.op;
   const std::size_t npanels = (op.N + kLanes - 1) / kLanes;
   const std::size_t row_bytes = std::max<std::size_t>(a_stride * sizeof(A), 1);
   const std::size_t panel_bytes = std::max<std::size_t>(b_stride * sizeof(B), 1);
@@ -769,7 +769,7 @@ void run_tiled(const Plan &pl, std::size_t a_stride, std::size_t b_stride, int t
 
 namespace detail {
 
-const char *chain_kernel_name(ChainKernel k) {
+const char* chain_kernel_name(ChainKernel k) {
   switch (k) {
   case ChainKernel::automatic:
     return "automatic";
@@ -794,7 +794,7 @@ bool force_chain_kernel(ChainKernel k) {
   return true;
 }
 
-ChainKernel chain_kernel_for(const Preset &p, FormatPair fmt) {
+ChainKernel chain_kernel_for(const Preset& p, FormatPair fmt) {
   return choose(p, fmt).kernel;
 }
 
@@ -804,8 +804,8 @@ void force_chain_slab_bytes(std::size_t bytes) {
 
 } // namespace detail
 
-void chain_gemm_simple(const GemmOperands &op, std::size_t k0, std::size_t k1, const Preset &p,
-                       std::uint32_t *out, std::size_t ldo) {
+void chain_gemm_simple(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
+                       std::uint32_t* out, std::size_t ldo) {
   const std::size_t L = k1 - k0;
   for (std::size_t m = 0; m < op.M; ++m) {
     for (std::size_t n = 0; n < op.N; ++n) {
@@ -815,8 +815,8 @@ void chain_gemm_simple(const GemmOperands &op, std::size_t k0, std::size_t k1, c
   }
 }
 
-void chain_gemm(const GemmOperands &op, std::size_t k0, std::size_t k1, const Preset &p,
-                std::uint32_t *out, std::size_t ldo, unsigned threads) {
+void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
+                std::uint32_t* out, std::size_t ldo, unsigned threads) {
   if (k0 > k1 || k1 > op.K) {
     throw ValueError("chain_gemm: the k range [" + std::to_string(k0) + ", " + std::to_string(k1) +
                      ") is not within K = " + std::to_string(op.K));
@@ -853,8 +853,8 @@ void chain_gemm(const GemmOperands &op, std::size_t k0, std::size_t k1, const Pr
   pl.rne = p.rounding == BlockRounding::nearest_even;
 
   const Choice ch = choose(p, op.fmt);
-  const Fp8Operand *ta = fp8_operand_table(op.fmt.a).data();
-  const Fp8Operand *tb = fp8_operand_table(op.fmt.b).data();
+  const Fp8Operand* ta = fp8_operand_table(op.fmt.a).data();
+  const Fp8Operand* tb = fp8_operand_table(op.fmt.b).data();
 
   if (ch.kernel == ChainKernel::exact) {
     std::atomic<std::size_t> next{0};
@@ -871,8 +871,8 @@ void chain_gemm(const GemmOperands &op, std::size_t k0, std::size_t k1, const Pr
     const auto stride = static_cast<std::size_t>(pl.nblocks * ((pl.nfma + 1) / 2));
     run_tiled<PairA, PairB>(
         pl, stride, stride, kMaxRows, threads, out, ldo, i16_avx512,
-        [&](const std::uint8_t *codes, PairA *dst) { return decode_pair_row(pl, codes, ta, dst); },
-        [&](std::size_t n0, PairB *dst, std::uint8_t *cs) {
+        [&](const std::uint8_t* codes, PairA* dst) { return decode_pair_row(pl, codes, ta, dst); },
+        [&](std::size_t n0, PairB* dst, std::uint8_t* cs) {
           decode_pair_panel(pl, n0, tb, dst, cs);
         });
     return;
@@ -880,26 +880,26 @@ void chain_gemm(const GemmOperands &op, std::size_t k0, std::size_t k1, const Pr
 
   const auto stride = static_cast<std::size_t>(pl.L);
   const auto decode_row = [&](int shift) {
-    return [&pl, ta, shift](const std::uint8_t *codes, LaneA *dst) {
+    return [&pl, ta, shift](const std::uint8_t* codes, LaneA* dst) {
       return decode_lane_row(pl, codes, ta, shift, dst);
     };
   };
   if (ch.wide) { // 64-bit lanes shift each product by G
-    void (*kernel)(Tile64 &) = ch.kernel == ChainKernel::lanes_avx512 ? lanes64_avx512
-                               : ch.kernel == ChainKernel::lanes_avx2 ? lanes64_avx2
-                                                                      : lanes64_base;
+    void (*kernel)(Tile64&) = ch.kernel == ChainKernel::lanes_avx512 ? lanes64_avx512
+                              : ch.kernel == ChainKernel::lanes_avx2 ? lanes64_avx2
+                                                                     : lanes64_base;
     run_tiled<LaneA, LaneB<std::int64_t>>(
         pl, stride, stride, kLaneRows, threads, out, ldo, kernel, decode_row(0),
-        [&](std::size_t n0, LaneB<std::int64_t> *dst, std::uint8_t *cs) {
+        [&](std::size_t n0, LaneB<std::int64_t>* dst, std::uint8_t* cs) {
           decode_lane_panel(pl, n0, tb, dst, cs);
         });
   } else { // 32-bit lanes carry G in a's significand
-    void (*kernel)(Tile32 &) = ch.kernel == ChainKernel::lanes_avx512 ? lanes32_avx512
-                               : ch.kernel == ChainKernel::lanes_avx2 ? lanes32_avx2
-                                                                      : lanes32_base;
+    void (*kernel)(Tile32&) = ch.kernel == ChainKernel::lanes_avx512 ? lanes32_avx512
+                              : ch.kernel == ChainKernel::lanes_avx2 ? lanes32_avx2
+                                                                     : lanes32_base;
     run_tiled<LaneA, LaneB<std::int32_t>>(
         pl, stride, stride, kLaneRows, threads, out, ldo, kernel, decode_row(pl.G),
-        [&](std::size_t n0, LaneB<std::int32_t> *dst, std::uint8_t *cs) {
+        [&](std::size_t n0, LaneB<std::int32_t>* dst, std::uint8_t* cs) {
           decode_lane_panel(pl, n0, tb, dst, cs);
         });
   }

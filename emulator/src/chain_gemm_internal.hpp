@@ -19,7 +19,7 @@ enum class ChainKernel {
   exact,        // model::dot per output (late_c presets always take it)
 };
 
-const char *chain_kernel_name(ChainKernel k);
+const char* chain_kernel_name(ChainKernel k);
 
 // Makes chain_gemm use kernel k where it can (automatic: choose). Returns false and changes
 // nothing if this CPU cannot run k. Process-wide: for tests and benchmarks only.
@@ -30,6 +30,6 @@ bool force_chain_kernel(ChainKernel k);
 void force_chain_slab_bytes(std::size_t bytes);
 
 // The kernel a chain_gemm call with this preset and format pair would use now.
-ChainKernel chain_kernel_for(const Preset &p, FormatPair fmt);
+ChainKernel chain_kernel_for(const Preset& p, FormatPair fmt);
 
 } // namespace mmaemu::model::detail

@@ -10,10 +10,14 @@ namespace mmaemu {
 
 const char* mismatch_name(Mismatch m) {
   switch (m) {
-    case Mismatch::none: return "none";
-    case Mismatch::zero_sign: return "zero_sign";
-    case Mismatch::nan_payload: return "nan_payload";
-    case Mismatch::value: return "value";
+  case Mismatch::none:
+    return "none";
+  case Mismatch::zero_sign:
+    return "zero_sign";
+  case Mismatch::nan_payload:
+    return "nan_payload";
+  case Mismatch::value:
+    return "value";
   }
   return "?";
 }
@@ -22,13 +26,15 @@ Mismatch compare_bits(std::uint32_t expected, std::uint32_t actual, Format f, Na
   const FormatSpec& s = spec(f);
   expected &= s.code_mask();
   actual &= s.code_mask();
-  if (expected == actual) return Mismatch::none;
+  if (expected == actual)
+    return Mismatch::none;
   const Exact e = decode_bits(f, expected);
   const Exact a = decode_bits(f, actual);
   if (e.cls == ValueClass::nan && a.cls == ValueClass::nan) {
     return nan == NanPolicy::mask ? Mismatch::none : Mismatch::nan_payload;
   }
-  if (e.cls == ValueClass::zero && a.cls == ValueClass::zero) return Mismatch::zero_sign;
+  if (e.cls == ValueClass::zero && a.cls == ValueClass::zero)
+    return Mismatch::zero_sign;
   return Mismatch::value;
 }
 
@@ -45,4 +51,4 @@ std::string decompose_bits(std::uint32_t code, Format f) {
   return os.str();
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -48,20 +48,29 @@ double decode_to_double(Format f, std::uint32_t code) {
   const Exact x = decode_bits(f, code);
   double v = 0.0;
   switch (x.cls) {
-    case ValueClass::zero: v = 0.0; break;
-    case ValueClass::finite: v = std::ldexp(static_cast<double>(x.sig), x.exp); break;
-    case ValueClass::inf: v = std::numeric_limits<double>::infinity(); break;
-    case ValueClass::nan: return std::numeric_limits<double>::quiet_NaN();
+  case ValueClass::zero:
+    v = 0.0;
+    break;
+  case ValueClass::finite:
+    v = std::ldexp(static_cast<double>(x.sig), x.exp);
+    break;
+  case ValueClass::inf:
+    v = std::numeric_limits<double>::infinity();
+    break;
+  case ValueClass::nan:
+    return std::numeric_limits<double>::quiet_NaN();
   }
   return x.neg ? -v : v;
 }
 
 bool binary32_bits_of(double v, std::uint32_t& bits) {
-  if (std::isnan(v)) return false;
+  if (std::isnan(v))
+    return false;
   float fv = static_cast<float>(v);
-  if (static_cast<double>(fv) != v) return false;  // not a bit claim: exactness check
+  if (static_cast<double>(fv) != v)
+    return false; // not a bit claim: exactness check
   std::memcpy(&bits, &fv, sizeof bits);
   return true;
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -12,4 +12,4 @@ const char* profiles_json();
 // (table id, JSON text) for every emulator/data/splitk/<id>.json.
 const std::vector<std::pair<std::string, std::string>>& splitk_tables_json();
 
-}  // namespace mmaemu::data
+} // namespace mmaemu::data

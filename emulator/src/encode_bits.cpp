@@ -13,18 +13,21 @@ namespace {
 std::uint32_t max_finite_code(const FormatSpec& s) {
   const std::uint32_t exp_ones = (1u << s.exp_bits) - 1u;
   const std::uint32_t frac_mask = (1u << s.frac_bits) - 1u;
-  if (s.specials == Specials::ieee) return ((exp_ones - 1u) << s.frac_bits) | frac_mask;
+  if (s.specials == Specials::ieee)
+    return ((exp_ones - 1u) << s.frac_bits) | frac_mask;
   return (exp_ones << s.frac_bits) | (frac_mask - 1u);
 }
 
 std::uint32_t overflow_code(const FormatSpec& s, bool neg, Overflow ov) {
   const std::uint32_t sign = neg ? s.sign_mask() : 0u;
-  if (ov == Overflow::saturate) return sign | max_finite_code(s);
-  if (s.specials == Specials::ieee) return sign | (((1u << s.exp_bits) - 1u) << s.frac_bits);
+  if (ov == Overflow::saturate)
+    return sign | max_finite_code(s);
+  if (s.specials == Specials::ieee)
+    return sign | (((1u << s.exp_bits) - 1u) << s.frac_bits);
   return s.canonical_nan;
 }
 
-}  // namespace
+} // namespace
 
 std::uint32_t round_exact_bits(Format f, bool neg, std::uint64_t sig, int exp, bool sticky,
                                Overflow ov) {
@@ -37,13 +40,13 @@ std::uint32_t round_exact_bits(Format f, bool neg, std::uint64_t sig, int exp, b
   }
   const int msb = 63 - std::countl_zero(sig);
   const int ev = exp + msb;                     // exponent of the leading bit
-  const int et = ev > s.emin() ? ev : s.emin();  // exponent of the target binade
+  const int et = ev > s.emin() ? ev : s.emin(); // exponent of the target binade
   int qe = et - s.frac_bits;                    // exponent of the target's last place
   std::uint64_t m;
   if (exp >= qe) {
-    m = sig << (exp - qe);  // exact; m < 2^(frac+1) since ev <= et
+    m = sig << (exp - qe); // exact; m < 2^(frac+1) since ev <= et
   } else {
-    const int r = qe - exp;  // bits dropped, >= 1
+    const int r = qe - exp; // bits dropped, >= 1
     std::uint64_t rem;
     std::uint64_t half;
     bool above_half;
@@ -66,38 +69,46 @@ std::uint32_t round_exact_bits(Format f, bool neg, std::uint64_t sig, int exp, b
       above_half = rem > half || (rem == half && sticky);
       at_half = rem == half && !sticky;
     }
-    if (above_half || (at_half && (m & 1u))) ++m;
+    if (above_half || (at_half && (m & 1u)))
+      ++m;
     if (m == (std::uint64_t{1} << (s.frac_bits + 1))) {
       m >>= 1;
       ++qe;
     }
   }
-  if (m == 0) return sign;
+  if (m == 0)
+    return sign;
   std::uint32_t biased;
   std::uint32_t field;
   if (m < (std::uint64_t{1} << s.frac_bits)) {
-    biased = 0;  // subnormal: et == emin
+    biased = 0; // subnormal: et == emin
     field = static_cast<std::uint32_t>(m);
   } else {
     const int be = qe + s.frac_bits + s.bias;
-    if (be >= (1 << s.exp_bits)) return overflow_code(s, neg, ov);
+    if (be >= (1 << s.exp_bits))
+      return overflow_code(s, neg, ov);
     biased = static_cast<std::uint32_t>(be);
     field = static_cast<std::uint32_t>(m) & ((1u << s.frac_bits) - 1u);
   }
   const std::uint32_t mag = (biased << s.frac_bits) | field;
-  if (mag > max_finite_code(s)) return overflow_code(s, neg, ov);
+  if (mag > max_finite_code(s))
+    return overflow_code(s, neg, ov);
   return sign | mag;
 }
 
 std::uint32_t encode_exact_bits(Format f, const Exact& x, Overflow ov) {
   const FormatSpec& s = spec(f);
   switch (x.cls) {
-    case ValueClass::nan: return s.canonical_nan;
-    case ValueClass::zero: return x.neg ? s.sign_mask() : 0u;
-    case ValueClass::inf:
-      if (ov == Overflow::saturate) return (x.neg ? s.sign_mask() : 0u) | max_finite_code(s);
-      return overflow_code(s, x.neg, ov);
-    case ValueClass::finite: break;
+  case ValueClass::nan:
+    return s.canonical_nan;
+  case ValueClass::zero:
+    return x.neg ? s.sign_mask() : 0u;
+  case ValueClass::inf:
+    if (ov == Overflow::saturate)
+      return (x.neg ? s.sign_mask() : 0u) | max_finite_code(s);
+    return overflow_code(s, x.neg, ov);
+  case ValueClass::finite:
+    break;
   }
   return round_exact_bits(f, x.neg, x.sig, x.exp, false, ov);
 }
@@ -127,4 +138,4 @@ std::uint32_t encode_binary32_bits(Format f, std::uint32_t fp32_bits, Overflow o
   return encode_exact_bits(f, decode_bits(Format::fp32, fp32_bits), ov);
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

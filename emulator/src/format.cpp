@@ -15,21 +15,28 @@ constexpr std::array<FormatSpec, 5> kSpecs = {{
     {Format::bf16, "bf16", "bfloat16", 16, 8, 7, 127, Specials::ieee, 0x7FFFu},
     {Format::fp32, "fp32", "float32", 32, 8, 23, 127, Specials::ieee, 0x7FFFFFFFu},
 }};
-}  // namespace
+} // namespace
 
-const FormatSpec& spec(Format f) { return kSpecs[static_cast<std::size_t>(f)]; }
+const FormatSpec& spec(Format f) {
+  return kSpecs[static_cast<std::size_t>(f)];
+}
 
 std::optional<Format> parse_format(std::string_view name) {
   std::string s(name);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (s.rfind("torch.", 0) == 0) s = s.substr(6);
+  if (s.rfind("torch.", 0) == 0)
+    s = s.substr(6);
   for (const auto& sp : kSpecs) {
-    if (s == sp.name || s == sp.torch_name) return sp.format;
+    if (s == sp.name || s == sp.torch_name)
+      return sp.format;
   }
-  if (s == "e4m3fn" || s == "float8_e4m3") return Format::e4m3;
-  if (s == "binary32" || s == "float") return Format::fp32;
-  if (s == "half" || s == "binary16") return Format::fp16;
+  if (s == "e4m3fn" || s == "float8_e4m3")
+    return Format::e4m3;
+  if (s == "binary32" || s == "float")
+    return Format::fp32;
+  if (s == "half" || s == "binary16")
+    return Format::fp16;
   return std::nullopt;
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -34,21 +34,26 @@ std::uint32_t promote_fp32_add(std::uint32_t acc, std::uint32_t chunk) {
   return f32_add_bits(acc, chunk);
 }
 
-std::uint32_t reduce_fp32_by_scheme(const std::uint32_t* partials, int S, const std::string& scheme) {
-  if (S == 1) return partials[0];
+std::uint32_t reduce_fp32_by_scheme(const std::uint32_t* partials, int S,
+                                    const std::string& scheme) {
+  if (S == 1)
+    return partials[0];
   if (scheme == "pairwise") {
     std::vector<std::uint32_t> level(partials, partials + S);
     while (level.size() > 1) {
       std::vector<std::uint32_t> next;
-      for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(f32_add_bits(level[i], level[i + 1]));
-      if (level.size() % 2) next.push_back(level.back());
+      for (std::size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(f32_add_bits(level[i], level[i + 1]));
+      if (level.size() % 2)
+        next.push_back(level.back());
       level.swap(next);
     }
     return level[0];
   }
   // contiguous and serial: one fp32 accumulator, parts in order.
   std::uint32_t acc = partials[0];
-  for (int s = 1; s < S; ++s) acc = f32_add_bits(acc, partials[s]);
+  for (int s = 1; s < S; ++s)
+    acc = f32_add_bits(acc, partials[s]);
   return acc;
 }
 
@@ -86,17 +91,23 @@ PlanDecisions& current() {
   return d;
 }
 
-}  // namespace
+} // namespace
 
-const PlanDecisions& decisions() { return current(); }
+const PlanDecisions& decisions() {
+  return current();
+}
 
 const PlanDecisions& default_decisions() {
   static const PlanDecisions d = make_default();
   return d;
 }
 
-ScopedDecisions::ScopedDecisions(const PlanDecisions& d) : saved_(current()) { current() = d; }
-ScopedDecisions::~ScopedDecisions() { current() = saved_; }
+ScopedDecisions::ScopedDecisions(const PlanDecisions& d) : saved_(current()) {
+  current() = d;
+}
+ScopedDecisions::~ScopedDecisions() {
+  current() = saved_;
+}
 
 const std::vector<DecisionInfo>& list_decisions() {
   static const std::vector<DecisionInfo> v = {
@@ -110,8 +121,9 @@ const std::vector<DecisionInfo>& list_decisions() {
        "use_fast_accum=False: chains of slow_chunk (128) elements from the part's start, each "
        "from +0",
        "unverified"},
-      {"plan.promotion", "each chunk result added to an fp32 accumulator (starting at +0) with "
-                         "an IEEE fp32 add, round to nearest even, in K order",
+      {"plan.promotion",
+       "each chunk result added to an fp32 accumulator (starting at +0) with "
+       "an IEEE fp32 add, round to nearest even, in K order",
        "unverified"},
       {"plan.reduction",
        "contiguous and serial: fp32 adds of the partials in part order; pairwise: an fp32 "
@@ -119,8 +131,9 @@ const std::vector<DecisionInfo>& list_decisions() {
        "unverified"},
       {"plan.alpha_before_reduction", "false: alpha is applied once, after the reduction",
        "unverified"},
-      {"plan.nonfinite", "NaN/Inf codes are replaced by +0 before the chain; the outputs of "
-                         "rows/columns that held them are patched by the non-finite rule",
+      {"plan.nonfinite",
+       "NaN/Inf codes are replaced by +0 before the chain; the outputs of "
+       "rows/columns that held them are patched by the non-finite rule",
        "specified by the seeds, not a hardware fact"},
       {"epilogue.scale", "alpha = fp32(scale_a * scale_b), then D = fp32(alpha * acc)",
        "unverified"},
@@ -135,4 +148,4 @@ const std::vector<DecisionInfo>& list_decisions() {
   return v;
 }
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

@@ -38,11 +38,11 @@ std::array<Preset, 3> make_shipped() {
   Preset b200;
   b200.name = "b200_mma_sync";
   b200.nfma = 32;
-  b200.frac = 31;  // >= 31 reproduces the public data; 31 is the least such value
+  b200.frac = 31; // >= 31 reproduces the public data; 31 is the least such value
   b200.frac_out = 23;
   b200.rounding = BlockRounding::nearest_even;
   b200.min_exp = -133;
-  b200.slow_chunk = std::nullopt;  // no characterised GEMM level
+  b200.slow_chunk = std::nullopt; // no characterised GEMM level
   b200.maturity = Maturity::experimental;
   b200.validated_scope = "none (experimental)";
   b200.evidence =
@@ -63,7 +63,8 @@ const Preset* find(std::string_view name, bool& alias) {
     name = "b200_mma_sync";
   }
   for (const auto& p : shipped()) {
-    if (p.name == name) return &p;
+    if (p.name == name)
+      return &p;
   }
   return nullptr;
 }
@@ -77,20 +78,24 @@ const Preset& lookup(std::string_view name, bool& alias) {
   const Preset* p = find(name, alias);
   if (!p) {
     std::string known;
-    for (const auto& s : shipped()) known += (known.empty() ? "" : ", ") + s.name;
+    for (const auto& s : shipped())
+      known += (known.empty() ? "" : ", ") + s.name;
     throw ValueError("unknown preset '" + std::string(name) + "' (known: " + known +
                      ", alias blackwell)");
   }
   return *p;
 }
 
-}  // namespace
+} // namespace
 
 const char* maturity_name(Maturity m) {
   switch (m) {
-    case Maturity::validated: return "validated";
-    case Maturity::experimental: return "experimental";
-    case Maturity::custom: return "custom";
+  case Maturity::validated:
+    return "validated";
+  case Maturity::experimental:
+    return "experimental";
+  case Maturity::custom:
+    return "custom";
   }
   return "?";
 }
@@ -103,11 +108,16 @@ void validate_preset(const Preset& p) {
   auto bad = [&](const std::string& field, long v, const std::string& why) {
     throw ValueError("preset '" + p.name + "': " + field + " = " + std::to_string(v) + " " + why);
   };
-  if (p.nfma < 1 || p.nfma > Preset::kMaxNfma) bad("nfma", p.nfma, "must be in [1, 256]");
-  if (p.frac < 0 || p.frac > Preset::kMaxFrac) bad("frac", p.frac, "must be in [0, 48]");
-  if (p.frac_out < 0 || p.frac_out > 23) bad("frac_out", p.frac_out, "must be in [0, 23]");
-  if (p.min_exp < -160 || p.min_exp > 127) bad("min_exp", p.min_exp, "must be in [-160, 127]");
-  if (p.slow_chunk && (*p.slow_chunk < 1)) bad("slow_chunk", *p.slow_chunk, "must be >= 1");
+  if (p.nfma < 1 || p.nfma > Preset::kMaxNfma)
+    bad("nfma", p.nfma, "must be in [1, 256]");
+  if (p.frac < 0 || p.frac > Preset::kMaxFrac)
+    bad("frac", p.frac, "must be in [0, 48]");
+  if (p.frac_out < 0 || p.frac_out > 23)
+    bad("frac_out", p.frac_out, "must be in [0, 23]");
+  if (p.min_exp < -160 || p.min_exp > 127)
+    bad("min_exp", p.min_exp, "must be in [-160, 127]");
+  if (p.slow_chunk && (*p.slow_chunk < 1))
+    bad("slow_chunk", *p.slow_chunk, "must be >= 1");
 }
 
 const Preset& get_preset(std::string_view name) {
@@ -132,7 +142,8 @@ const Preset& get_preset_quiet(std::string_view name) {
 
 std::vector<std::string> list_presets() {
   std::vector<std::string> out;
-  for (const auto& p : shipped()) out.push_back(p.name);
+  for (const auto& p : shipped())
+    out.push_back(p.name);
   return out;
 }
 
@@ -155,4 +166,4 @@ Preset make_custom_preset(std::string name, int nfma, int frac, int frac_out,
   return p;
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

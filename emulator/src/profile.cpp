@@ -17,14 +17,18 @@ using nlohmann::json;
 Format format_field(const json& j, const char* key, const std::string& where) {
   const auto name = j.at(key).get<std::string>();
   const auto f = parse_format(name);
-  if (!f) throw ValueError(where + ": field '" + key + "' = '" + name + "' is not a format");
+  if (!f)
+    throw ValueError(where + ": field '" + key + "' = '" + name + "' is not a format");
   return *f;
 }
 
 Maturity maturity_of(const std::string& s, const std::string& where) {
-  if (s == "validated") return Maturity::validated;
-  if (s == "experimental") return Maturity::experimental;
-  if (s == "custom") return Maturity::custom;
+  if (s == "validated")
+    return Maturity::validated;
+  if (s == "experimental")
+    return Maturity::experimental;
+  if (s == "custom")
+    return Maturity::custom;
   throw ValueError(where + ": maturity '" + s + "' is not validated, experimental or custom");
 }
 
@@ -54,11 +58,13 @@ SplitKTable table_from(const json& j) {
 const SplitKTable& shipped_table(const std::string& id) {
   static const std::map<std::string, SplitKTable> tables = [] {
     std::map<std::string, SplitKTable> m;
-    for (const auto& [tid, text] : data::splitk_tables_json()) m[tid] = parse_splitk_table_json(text);
+    for (const auto& [tid, text] : data::splitk_tables_json())
+      m[tid] = parse_splitk_table_json(text);
     return m;
   }();
   auto it = tables.find(id);
-  if (it == tables.end()) throw ValueError("split-K table '" + id + "' is not shipped");
+  if (it == tables.end())
+    throw ValueError("split-K table '" + id + "' is not shipped");
   return it->second;
 }
 
@@ -67,7 +73,7 @@ Profile profile_from(const json& j, bool resolve_table) {
   p.name = j.at("name").get<std::string>();
   const std::string where = "profile '" + p.name + "'";
   p.preset = j.at("preset").get<std::string>();
-  get_preset_quiet(p.preset);  // must exist
+  get_preset_quiet(p.preset); // must exist
   p.gpu_name = j.at("gpu_name").get<std::string>();
   p.capability = j.at("capability").get<std::string>();
   {
@@ -106,9 +112,12 @@ Profile profile_from(const json& j, bool resolve_table) {
                        "output (CUBLAS_STATUS_NOT_SUPPORTED)"});
   for (const auto& r : j.value("rejects", json::array())) {
     RejectRule rule;
-    if (r.contains("a")) rule.a = format_field(r, "a", where);
-    if (r.contains("b")) rule.b = format_field(r, "b", where);
-    if (r.contains("out")) rule.out = format_field(r, "out", where);
+    if (r.contains("a"))
+      rule.a = format_field(r, "a", where);
+    if (r.contains("b"))
+      rule.b = format_field(r, "b", where);
+    if (r.contains("out"))
+      rule.out = format_field(r, "out", where);
     rule.message = r.at("message").get<std::string>();
     p.rejects.push_back(rule);
   }
@@ -130,39 +139,46 @@ const std::vector<Profile>& shipped() {
   static const std::vector<Profile> profiles = [] {
     std::vector<Profile> v;
     const json j = json::parse(data::profiles_json());
-    for (const auto& p : j.at("profiles")) v.push_back(profile_from(p, true));
+    for (const auto& p : j.at("profiles"))
+      v.push_back(profile_from(p, true));
     return v;
   }();
   return profiles;
 }
 
-}  // namespace
+} // namespace
 
 std::optional<std::string> Profile::rejects_call(Format a, Format b, Format out) const {
   for (const auto& r : rejects) {
-    if ((!r.a || *r.a == a) && (!r.b || *r.b == b) && (!r.out || *r.out == out)) return r.message;
+    if ((!r.a || *r.a == a) && (!r.b || *r.b == b) && (!r.out || *r.out == out))
+      return r.message;
   }
   return std::nullopt;
 }
 
 const Profile& get_profile(std::string_view name) {
   for (const auto& p : shipped()) {
-    if (p.name == name) return p;
+    if (p.name == name)
+      return p;
   }
   std::string known;
-  for (const auto& p : shipped()) known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto& p : shipped())
+    known += (known.empty() ? "" : ", ") + p.name;
   throw ValueError("unknown profile '" + std::string(name) + "' (known: " + known + ")");
 }
 
 const Profile& get_profile_or_default(std::string_view name) {
-  if (!name.empty()) return get_profile(name);
-  if (const char* env = std::getenv("MMAEMU_PROFILE"); env && *env) return get_profile(env);
+  if (!name.empty())
+    return get_profile(name);
+  if (const char* env = std::getenv("MMAEMU_PROFILE"); env && *env)
+    return get_profile(env);
   return get_profile("hopper");
 }
 
 std::vector<std::string> list_profiles() {
   std::vector<std::string> v;
-  for (const auto& p : shipped()) v.push_back(p.name);
+  for (const auto& p : shipped())
+    v.push_back(p.name);
   return v;
 }
 
@@ -182,4 +198,4 @@ SplitKTable parse_splitk_table_json(const std::string& json_text) {
   }
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -9,7 +9,8 @@
 namespace mmaemu {
 
 SplitKRequest parse_splitk(const std::string& text) {
-  if (text == "auto") return SplitKRequest::automatic();
+  if (text == "auto")
+    return SplitKRequest::automatic();
   const auto comma = text.find(',');
   const std::string s_text = text.substr(0, comma);
   std::size_t used = 0;
@@ -20,10 +21,13 @@ SplitKRequest parse_splitk(const std::string& text) {
     used = 0;
   }
   if (used == 0 || used != s_text.size() || S < 1) {
-    throw ValueError("splitk '" + text + "': expected auto, 1, S,contiguous, S,serial or S,pairwise");
+    throw ValueError("splitk '" + text +
+                     "': expected auto, 1, S,contiguous, S,serial or S,pairwise");
   }
   if (comma == std::string::npos) {
-    if (S != 1) throw ValueError("splitk '" + text + "': S > 1 needs a scheme (S,contiguous, S,serial or S,pairwise)");
+    if (S != 1)
+      throw ValueError("splitk '" + text +
+                       "': S > 1 needs a scheme (S,contiguous, S,serial or S,pairwise)");
     return SplitKRequest::explicit_split(1);
   }
   const std::string scheme = text.substr(comma + 1);
@@ -35,8 +39,10 @@ SplitKRequest parse_splitk(const std::string& text) {
 }
 
 std::string splitk_request_text(const SplitKRequest& r) {
-  if (r.is_auto) return "auto";
-  if (r.split.S == 1) return "1";
+  if (r.is_auto)
+    return "auto";
+  if (r.split.S == 1)
+    return "1";
   return std::to_string(r.split.S) + "," + r.split.scheme;
 }
 
@@ -50,17 +56,21 @@ bool env_strict() {
 void emit(SplitDecision& d, WarningClass cls, const std::string& key, const std::string& msg,
           bool dry) {
   d.warnings.push_back(Warning{cls, key, msg});
-  if (!dry) warn_once(cls, key, msg);
+  if (!dry)
+    warn_once(cls, key, msg);
 }
 
 std::string schemes_text(const Profile& p) {
   std::string s;
-  for (const auto& x : p.split_schemes) s += (s.empty() ? "" : ", ") + x;
+  for (const auto& x : p.split_schemes)
+    s += (s.empty() ? "" : ", ") + x;
   return s.empty() ? "none" : s;
 }
 
-SplitDecision explicit_decision(const SplitKQuery& q, const Profile& p, const SplitK& sk, bool dry) {
-  if (sk.S < 1) throw ValueError("splitk: S = " + std::to_string(sk.S) + " must be >= 1");
+SplitDecision explicit_decision(const SplitKQuery& q, const Profile& p, const SplitK& sk,
+                                bool dry) {
+  if (sk.S < 1)
+    throw ValueError("splitk: S = " + std::to_string(sk.S) + " must be >= 1");
   SplitDecision d;
   d.source = "explicit";
   d.S = sk.S;
@@ -74,7 +84,8 @@ SplitDecision explicit_decision(const SplitKQuery& q, const Profile& p, const Sp
                                   "'): preset '" + p.preset + "' of profile '" + p.name +
                                   "' has no characterised GEMM level (no split-K schemes)");
   }
-  if (std::find(p.split_schemes.begin(), p.split_schemes.end(), sk.scheme) == p.split_schemes.end()) {
+  if (std::find(p.split_schemes.begin(), p.split_schemes.end(), sk.scheme) ==
+      p.split_schemes.end()) {
     throw ValueError("splitk = (" + std::to_string(sk.S) + ", '" + sk.scheme + "'): profile '" +
                      p.name + "' (preset " + p.preset + ") uses the scheme(s) " + schemes_text(p) +
                      "; '" + sk.scheme + "' belongs to another preset");
@@ -93,11 +104,12 @@ SplitDecision explicit_decision(const SplitKQuery& q, const Profile& p, const Sp
   return d;
 }
 
-}  // namespace
+} // namespace
 
 SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const SplitKRequest& splitk,
                              std::optional<bool> strict, bool dry) {
-  if (!splitk.is_auto) return explicit_decision(q, p, splitk.split, dry);
+  if (!splitk.is_auto)
+    return explicit_decision(q, p, splitk.split, dry);
   const bool is_strict = strict ? *strict : env_strict();
   std::vector<std::string> tried;
 
@@ -132,7 +144,8 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
   } else {
     tried.push_back("table skipped (non-standard layout)");
   }
-  tried.push_back("live-query unavailable (no CUDA device with the profile's GPU " + p.gpu_name + ")");
+  tried.push_back("live-query unavailable (no CUDA device with the profile's GPU " + p.gpu_name +
+                  ")");
   if (p.envelope && !is_strict) {
     const auto& env = *p.envelope;
     if (q.M * q.N >= env.min_mn && q.K <= env.max_k) {
@@ -142,8 +155,9 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
                ", K <= " + std::to_string(env.max_k) + " (" + env.evidence + ")";
       if (!env.validated) {
         emit(d, WarningClass::unvalidated_envelope, "envelope:" + p.name,
-             "S = 1 on profile '" + p.name + "' inferred by an envelope that failed its "
-             "held-out test",
+             "S = 1 on profile '" + p.name +
+                 "' inferred by an envelope that failed its "
+                 "held-out test",
              dry);
       }
       return d;
@@ -155,12 +169,12 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
     tried.push_back("no envelope");
   }
   std::string why;
-  for (const auto& t : tried) why += (why.empty() ? "" : "; ") + t;
-  throw SplitKUnknownError("splitk='auto' cannot decide for M=" + std::to_string(q.M) +
-                           ", N=" + std::to_string(q.N) + ", K=" + std::to_string(q.K) +
-                           " on profile '" + p.name + "': " + why +
-                           ". Pass splitk explicitly (1, or S with a scheme of the profile: " +
-                           schemes_text(p) + ")");
+  for (const auto& t : tried)
+    why += (why.empty() ? "" : "; ") + t;
+  throw SplitKUnknownError(
+      "splitk='auto' cannot decide for M=" + std::to_string(q.M) + ", N=" + std::to_string(q.N) +
+      ", K=" + std::to_string(q.K) + " on profile '" + p.name + "': " + why +
+      ". Pass splitk explicitly (1, or S with a scheme of the profile: " + schemes_text(p) + ")");
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -38,14 +38,18 @@ void deliver(const Warning& w) {
   }
 }
 
-}  // namespace
+} // namespace
 
 const char* warning_class_name(WarningClass c) {
   switch (c) {
-    case WarningClass::experimental_preset: return "ExperimentalPresetWarning";
-    case WarningClass::unverified_split: return "UnverifiedSplitWarning";
-    case WarningClass::unvalidated_envelope: return "UnvalidatedEnvelopeWarning";
-    case WarningClass::backend_fallback: return "BackendFallbackWarning";
+  case WarningClass::experimental_preset:
+    return "ExperimentalPresetWarning";
+  case WarningClass::unverified_split:
+    return "UnverifiedSplitWarning";
+  case WarningClass::unvalidated_envelope:
+    return "UnvalidatedEnvelopeWarning";
+  case WarningClass::backend_fallback:
+    return "BackendFallbackWarning";
   }
   return "Warning";
 }
@@ -59,7 +63,8 @@ WarningSink set_warning_sink(WarningSink sink) {
 bool warn_once(WarningClass cls, const std::string& key, const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(state().mu);
-    if (!state().seen.emplace(static_cast<int>(cls), key).second) return false;
+    if (!state().seen.emplace(static_cast<int>(cls), key).second)
+      return false;
   }
   deliver(Warning{cls, key, message});
   return true;
@@ -74,4 +79,4 @@ void reset_warnings_once() {
   state().seen.clear();
 }
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -44,13 +44,13 @@ std::string show(double x) {
   return buf;
 }
 
-const char *ov_name(Overflow ov) {
+const char* ov_name(Overflow ov) {
   return ov == Overflow::saturate ? "saturate" : "infinity";
 }
 
 // The format definitions, typed from the torch / IEEE documentation.
 struct Def {
-  const char *name;
+  const char* name;
   Format f;
   int width, exp_bits, frac_bits, bias;
   bool fn; // e4m3fn: no Inf; only S.1111.111 is NaN
@@ -64,7 +64,7 @@ constexpr Def kBF16{"bf16", Format::bf16, 16, 8, 7, 127, false, 0x7FFF};
 // Brute-force round-to-nearest-even oracle over the enumerated finite codes of a format.
 class Oracle {
 public:
-  explicit Oracle(const Def &d) : d_(d) {
+  explicit Oracle(const Def& d) : d_(d) {
     const std::uint32_t ones = (1u << d.exp_bits) - 1u;
     const std::uint32_t mall = (1u << d.frac_bits) - 1u;
     sign_ = 1u << (d.width - 1);
@@ -85,7 +85,7 @@ public:
     inf_code_ = ones << d.frac_bits;
   }
 
-  const std::vector<double> &values() const { return values_; }
+  const std::vector<double>& values() const { return values_; }
   std::uint32_t max_code() const { return max_code_; }
   double max_value() const { return values_.back(); }
   // The value the code after max would have with an unbounded exponent.
@@ -138,7 +138,7 @@ private:
   double ulp_max_ = 0;
 };
 
-const Oracle &oracle(const Def &d) {
+const Oracle& oracle(const Def& d) {
   static const Oracle e4m3(kE4M3), e5m2(kE5M2), fp16(kFP16), bf16(kBF16);
   switch (d.f) {
   case Format::e4m3:
@@ -154,8 +154,8 @@ const Oracle &oracle(const Def &d) {
 
 // Compares encode_binary64_bits (and encode_binary32_bits when x is a binary32) with the
 // oracle, in both overflow modes. Returns the number of mismatches (capped reporting).
-int check_inputs(const Def &d, const std::vector<double> &xs) {
-  const Oracle &o = oracle(d);
+int check_inputs(const Def& d, const std::vector<double>& xs) {
+  const Oracle& o = oracle(d);
   int bad = 0;
   for (double x : xs) {
     for (Overflow ov : {Overflow::saturate, Overflow::infinity}) {
@@ -180,9 +180,9 @@ int check_inputs(const Def &d, const std::vector<double> &xs) {
 
 // Every representable value, every midpoint between neighbours (including the one past the
 // max), the midpoints +- one binary64 ulp and +- one binary32 ulp, and the special inputs.
-std::vector<double> boundary_inputs(const Def &d) {
-  const Oracle &o = oracle(d);
-  const std::vector<double> &v = o.values();
+std::vector<double> boundary_inputs(const Def& d) {
+  const Oracle& o = oracle(d);
+  const std::vector<double>& v = o.values();
   std::vector<double> xs;
   auto add_mid = [&xs](double mid) {
     xs.push_back(mid);
@@ -212,7 +212,7 @@ std::vector<double> boundary_inputs(const Def &d) {
 }
 
 // Seeded random doubles spread over the format's exponent range (and a little beyond).
-std::vector<double> random_inputs(const Def &d, std::uint64_t seed, int count) {
+std::vector<double> random_inputs(const Def& d, std::uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
   const int emin = 1 - d.bias;
   const int emax = (1 << d.exp_bits) - 1 - d.bias; // one past ieee emax: covers overflow
@@ -260,7 +260,7 @@ TEST(EncodeBF16, AllValuesMidpointsAndNeighboursMatchBruteForceRNE) {
 
 TEST(EncodeRandom, SeededRandomDoublesMatchBruteForceRNEInAllSmallFormats) {
   SCOPED_TRACE("mt19937_64 seed " + hex(kSeed));
-  for (const Def *d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
+  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
     SCOPED_TRACE(d->name);
     EXPECT_EQ(check_inputs(*d, random_inputs(*d, kSeed, 5000)), 0);
   }
@@ -268,10 +268,10 @@ TEST(EncodeRandom, SeededRandomDoublesMatchBruteForceRNEInAllSmallFormats) {
 
 TEST(EncodeRandom, SeededRandomBinary32InputsMatchBruteForceRNE) {
   SCOPED_TRACE("mt19937_64 seed " + hex(kSeed + 1));
-  for (const Def *d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
+  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
     SCOPED_TRACE(d->name);
     std::vector<double> xs = random_inputs(*d, kSeed + 1, 3000);
-    for (double &x : xs)
+    for (double& x : xs)
       x = static_cast<double>(static_cast<float>(x)); // binary32 inputs
     EXPECT_EQ(check_inputs(*d, xs), 0);
   }

@@ -30,7 +30,8 @@ std::uint32_t fpu(std::uint32_t a, std::uint32_t b, bool mul) {
   volatile float y = val(b);
   const float r = mul ? x * y : x + y;
   const std::uint32_t rb = bits(r);
-  if (((rb >> 23) & 0xFFu) == 0xFFu && (rb & 0x7FFFFFu)) return mmaemu::kF32CanonicalNaN;
+  if (((rb >> 23) & 0xFFu) == 0xFFu && (rb & 0x7FFFFFu))
+    return mmaemu::kF32CanonicalNaN;
   return rb;
 }
 
@@ -39,12 +40,18 @@ std::uint32_t fpu(std::uint32_t a, std::uint32_t b, bool mul) {
 std::uint32_t pattern(std::mt19937& rng, std::uint32_t other) {
   const std::uint32_t r = rng();
   switch (rng() % 8) {
-    case 0: return r & 0x807FFFFFu;                                   // subnormal / zero
-    case 1: return (r & 0x807FFFFFu) | (0xFEu << 23);                 // near the top
-    case 2: return (other & 0x7F800000u) | (r & 0x807FFFFFu);         // same exponent
-    case 3: return (other & 0xFFFFFF00u) ^ 0x80000000u ^ (r & 0xFFu); // near -other
-    case 4: return (r & 0x80000000u) | ((r % 5 == 0) ? 0x7F800000u : (r & 0x7FFFFFFFu));
-    default: return r;
+  case 0:
+    return r & 0x807FFFFFu; // subnormal / zero
+  case 1:
+    return (r & 0x807FFFFFu) | (0xFEu << 23); // near the top
+  case 2:
+    return (other & 0x7F800000u) | (r & 0x807FFFFFu); // same exponent
+  case 3:
+    return (other & 0xFFFFFF00u) ^ 0x80000000u ^ (r & 0xFFu); // near -other
+  case 4:
+    return (r & 0x80000000u) | ((r % 5 == 0) ? 0x7F800000u : (r & 0x7FFFFFFFu));
+  default:
+    return r;
   }
 }
 
@@ -74,10 +81,10 @@ TEST(F32Arith, MulMatchesHostFpuOnWeightedRandomPatterns) {
 }
 
 TEST(F32Arith, SignedZeroRules) {
-  EXPECT_EQ(mmaemu::f32_add_bits(0x80000000u, 0x80000000u), 0x80000000u);  // -0 + -0 = -0
-  EXPECT_EQ(mmaemu::f32_add_bits(0x80000000u, 0x00000000u), 0x00000000u);  // -0 + +0 = +0
-  EXPECT_EQ(mmaemu::f32_add_bits(0x3f800000u, 0xbf800000u), 0x00000000u);  // 1 - 1 = +0
-  EXPECT_EQ(mmaemu::f32_mul_bits(0x80000000u, 0x3f800000u), 0x80000000u);  // -0 * 1 = -0
+  EXPECT_EQ(mmaemu::f32_add_bits(0x80000000u, 0x80000000u), 0x80000000u); // -0 + -0 = -0
+  EXPECT_EQ(mmaemu::f32_add_bits(0x80000000u, 0x00000000u), 0x00000000u); // -0 + +0 = +0
+  EXPECT_EQ(mmaemu::f32_add_bits(0x3f800000u, 0xbf800000u), 0x00000000u); // 1 - 1 = +0
+  EXPECT_EQ(mmaemu::f32_mul_bits(0x80000000u, 0x3f800000u), 0x80000000u); // -0 * 1 = -0
 }
 
 TEST(F32Arith, HandDerivedTiesAndSpecials) {
@@ -92,9 +99,9 @@ TEST(F32Arith, HandDerivedTiesAndSpecials) {
   EXPECT_EQ(mmaemu::f32_add_bits(0x71800000u, 0x8d800000u), 0x71800000u);
   EXPECT_EQ(mmaemu::f32_add_bits(0x7f800000u, 0xff800000u), mmaemu::kF32CanonicalNaN);
   EXPECT_EQ(mmaemu::f32_mul_bits(0x7f800000u, 0x00000000u), mmaemu::kF32CanonicalNaN);
-  EXPECT_EQ(mmaemu::f32_mul_bits(0x7f7fffffu, 0x40000000u), 0x7f800000u);  // overflow
-  EXPECT_EQ(mmaemu::f32_mul_bits(0x00000001u, 0x3f000000u), 0x00000000u);  // 2^-150 ties to 0
-  EXPECT_EQ(mmaemu::f32_mul_bits(0x00000003u, 0x3f000000u), 0x00000002u);  // 1.5 -> 2 (even)
+  EXPECT_EQ(mmaemu::f32_mul_bits(0x7f7fffffu, 0x40000000u), 0x7f800000u); // overflow
+  EXPECT_EQ(mmaemu::f32_mul_bits(0x00000001u, 0x3f000000u), 0x00000000u); // 2^-150 ties to 0
+  EXPECT_EQ(mmaemu::f32_mul_bits(0x00000003u, 0x3f000000u), 0x00000002u); // 1.5 -> 2 (even)
 }
 
-}  // namespace
+} // namespace

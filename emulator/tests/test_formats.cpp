@@ -60,7 +60,7 @@ struct Ref {
   double value; // signed; NaN for nan
 };
 
-Ref reference(const Def &d, std::uint32_t code) {
+Ref reference(const Def& d, std::uint32_t code) {
   const bool neg = ((code >> (d.width - 1)) & 1u) != 0;
   const std::uint32_t ones = (1u << d.exp_bits) - 1u;
   const std::uint32_t e = (code >> d.frac_bits) & ones;
@@ -100,7 +100,7 @@ ValueClass to_vc(Cls c) {
 }
 
 // Checks decode_to_double and decode_bits for every code of a format.
-void check_all_codes(Format f, const Def &d) {
+void check_all_codes(Format f, const Def& d) {
   const std::uint32_t n = 1u << d.width;
   for (std::uint32_t code = 0; code < n; ++code) {
     SCOPED_TRACE("code " + hex(code));
@@ -398,9 +398,9 @@ TEST(FormatSpec, FieldsMatchFormatDefinitions) {
     Format f;
     Def d;
   };
-  for (const Want &w : {Want{Format::e4m3, kE4M3}, Want{Format::e5m2, kE5M2},
+  for (const Want& w : {Want{Format::e4m3, kE4M3}, Want{Format::e5m2, kE5M2},
                         Want{Format::fp16, kFP16}, Want{Format::bf16, kBF16}}) {
-    const mmaemu::FormatSpec &s = mmaemu::spec(w.f);
+    const mmaemu::FormatSpec& s = mmaemu::spec(w.f);
     EXPECT_EQ(s.width, w.d.width) << s.name;
     EXPECT_EQ(s.exp_bits, w.d.exp_bits) << s.name;
     EXPECT_EQ(s.frac_bits, w.d.frac_bits) << s.name;

@@ -60,7 +60,7 @@ TEST(Preset, ExperimentalPresetWarnsOncePerProcessAndTheAliasEveryTime) {
   EXPECT_EQ(cap.seen.size(), 3u);
   get_preset("ada");
   get_preset_quiet("b200_mma_sync");
-  EXPECT_EQ(cap.seen.size(), 3u);  // validated presets and quiet lookups never warn
+  EXPECT_EQ(cap.seen.size(), 3u); // validated presets and quiet lookups never warn
 }
 
 TEST(Preset, RefusedAndUnknownNamesRaiseValueErrorNamingThem) {
@@ -69,7 +69,8 @@ TEST(Preset, RefusedAndUnknownNamesRaiseValueErrorNamingThem) {
       get_preset(name);
       ADD_FAILURE() << name;
     } catch (const ValueError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + name + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + name + "'"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -81,10 +82,10 @@ TEST(Preset, CustomPresetChecksEveryFieldAndIsMaturityCustom) {
     int nfma, frac, frac_out, min_exp;
     const char* field;
   };
-  for (const Bad& b : {Bad{0, 13, 13, -133, "nfma"}, Bad{257, 13, 13, -133, "nfma"},
-                       Bad{16, -1, 13, -133, "frac"}, Bad{16, 49, 13, -133, "frac"},
-                       Bad{16, 13, 24, -133, "frac_out"}, Bad{16, 13, 13, -161, "min_exp"},
-                       Bad{16, 13, 13, 128, "min_exp"}}) {
+  for (const Bad& b :
+       {Bad{0, 13, 13, -133, "nfma"}, Bad{257, 13, 13, -133, "nfma"}, Bad{16, -1, 13, -133, "frac"},
+        Bad{16, 49, 13, -133, "frac"}, Bad{16, 13, 24, -133, "frac_out"},
+        Bad{16, 13, 13, -161, "min_exp"}, Bad{16, 13, 13, 128, "min_exp"}}) {
     try {
       make_custom_preset("bad", b.nfma, b.frac, b.frac_out, BlockRounding::toward_zero, b.min_exp);
       ADD_FAILURE() << b.field;
@@ -97,4 +98,4 @@ TEST(Preset, CustomPresetChecksEveryFieldAndIsMaturityCustom) {
   EXPECT_NO_THROW(make_custom_preset("edge", 1, 0, 23, BlockRounding::toward_zero, 127));
 }
 
-}  // namespace
+} // namespace

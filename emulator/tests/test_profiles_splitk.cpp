@@ -28,9 +28,10 @@ using mmaemu::WarningClass;
 
 // Sets (or unsets) an environment variable for a scope and restores it.
 class ScopedEnv {
- public:
+public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = std::string(v);
+    if (const char* v = std::getenv(name))
+      old_ = std::string(v);
     if (value) {
       setenv(name, value, 1);
     } else {
@@ -45,13 +46,13 @@ class ScopedEnv {
     }
   }
 
- private:
+private:
   const char* name_;
   std::optional<std::string> old_;
 };
 
 class WithSink : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     prev_ = mmaemu::set_warning_sink([this](const mmaemu::Warning& w) { seen_.push_back(w); });
     mmaemu::reset_warnings_once();
@@ -59,7 +60,8 @@ class WithSink : public ::testing::Test {
   void TearDown() override { mmaemu::set_warning_sink(prev_); }
   int count(WarningClass c) const {
     int n = 0;
-    for (const auto& w : seen_) n += w.cls == c;
+    for (const auto& w : seen_)
+      n += w.cls == c;
     return n;
   }
   mmaemu::WarningSink prev_;
@@ -85,33 +87,116 @@ struct Expect {
 
 const std::vector<Expect>& shipped() {
   static const std::vector<Expect> v = {
-      {"ada", "ada", "NVIDIA GeForce RTX 4060", "8.9", 24, "torch._scaled_mm", "2.7.1", 8519680,
-       {"serial", "pairwise"}, Maturity::validated, "unrecorded"},
-      {"ada-te", "ada", "NVIDIA GeForce RTX 4060", "8.9", 24, "transformer_engine", "2.7.1", 8519680,
-       {"serial", "pairwise"}, Maturity::validated, "experimental"},
-      {"ada-ws0", "ada", "NVIDIA GeForce RTX 4060", "8.9", 24, "torch._scaled_mm", "2.7.1", 0,
-       {"serial", "pairwise"}, Maturity::validated, "unrecorded"},
-      {"hopper", "hopper", "NVIDIA H100 PCIe", "9.0", 114, "torch._scaled_mm", "2.7.1", 33554432, {"contiguous"},
-       Maturity::validated, "unrecorded"},
-      {"hopper-te", "hopper", "NVIDIA H100 PCIe", "9.0", 114, "transformer_engine", "2.7.1", 33554432,
-       {"contiguous"}, Maturity::validated, "experimental"},
-      {"hopper-ws0", "hopper", "NVIDIA H100 PCIe", "9.0", 114, "torch._scaled_mm", "2.7.1", 0, {"contiguous"},
-       Maturity::validated, "unrecorded"},
-      {"hopper-experimental", "hopper", "NVIDIA H100", "9.0", 132, "torch._scaled_mm", "unrecorded", 33554432,
-       {"contiguous"}, Maturity::experimental, "experimental"},
-      {"h200", "hopper", "NVIDIA H200", "9.0", 132, "torch._scaled_mm", "2.11", 33554432, {"contiguous"},
-       Maturity::experimental, "unrecorded"},
-      {"b200-mma-sync-experimental", "b200_mma_sync", "NVIDIA B200", "10.0", 148, "mma.sync", "none", 0, {},
-       Maturity::experimental, "unrecorded"},
+      {"ada",
+       "ada",
+       "NVIDIA GeForce RTX 4060",
+       "8.9",
+       24,
+       "torch._scaled_mm",
+       "2.7.1",
+       8519680,
+       {"serial", "pairwise"},
+       Maturity::validated,
+       "unrecorded"},
+      {"ada-te",
+       "ada",
+       "NVIDIA GeForce RTX 4060",
+       "8.9",
+       24,
+       "transformer_engine",
+       "2.7.1",
+       8519680,
+       {"serial", "pairwise"},
+       Maturity::validated,
+       "experimental"},
+      {"ada-ws0",
+       "ada",
+       "NVIDIA GeForce RTX 4060",
+       "8.9",
+       24,
+       "torch._scaled_mm",
+       "2.7.1",
+       0,
+       {"serial", "pairwise"},
+       Maturity::validated,
+       "unrecorded"},
+      {"hopper",
+       "hopper",
+       "NVIDIA H100 PCIe",
+       "9.0",
+       114,
+       "torch._scaled_mm",
+       "2.7.1",
+       33554432,
+       {"contiguous"},
+       Maturity::validated,
+       "unrecorded"},
+      {"hopper-te",
+       "hopper",
+       "NVIDIA H100 PCIe",
+       "9.0",
+       114,
+       "transformer_engine",
+       "2.7.1",
+       33554432,
+       {"contiguous"},
+       Maturity::validated,
+       "experimental"},
+      {"hopper-ws0",
+       "hopper",
+       "NVIDIA H100 PCIe",
+       "9.0",
+       114,
+       "torch._scaled_mm",
+       "2.7.1",
+       0,
+       {"contiguous"},
+       Maturity::validated,
+       "unrecorded"},
+      {"hopper-experimental",
+       "hopper",
+       "NVIDIA H100",
+       "9.0",
+       132,
+       "torch._scaled_mm",
+       "unrecorded",
+       33554432,
+       {"contiguous"},
+       Maturity::experimental,
+       "experimental"},
+      {"h200",
+       "hopper",
+       "NVIDIA H200",
+       "9.0",
+       132,
+       "torch._scaled_mm",
+       "2.11",
+       33554432,
+       {"contiguous"},
+       Maturity::experimental,
+       "unrecorded"},
+      {"b200-mma-sync-experimental",
+       "b200_mma_sync",
+       "NVIDIA B200",
+       "10.0",
+       148,
+       "mma.sync",
+       "none",
+       0,
+       {},
+       Maturity::experimental,
+       "unrecorded"},
   };
   return v;
 }
 
 TEST_F(Profiles, EveryShippedProfileLoadsWithItsFields) {
   std::set<std::string> names;
-  for (const auto& n : mmaemu::list_profiles()) names.insert(n);
+  for (const auto& n : mmaemu::list_profiles())
+    names.insert(n);
   std::set<std::string> want;
-  for (const auto& e : shipped()) want.insert(e.name);
+  for (const auto& e : shipped())
+    want.insert(e.name);
   EXPECT_EQ(names, want);
   for (const auto& e : shipped()) {
     SCOPED_TRACE(e.name);
@@ -163,7 +248,8 @@ TEST_F(Profiles, UnknownNamesRaiseValueErrorListingTheKnownOnes) {
     } catch (const mmaemu::ValueError& e) {
       const std::string msg = e.what();
       EXPECT_NE(msg.find(std::string("'") + bad + "'"), std::string::npos) << msg;
-      for (const auto& n : mmaemu::list_profiles()) EXPECT_NE(msg.find(n), std::string::npos) << n << " in " << msg;
+      for (const auto& n : mmaemu::list_profiles())
+        EXPECT_NE(msg.find(n), std::string::npos) << n << " in " << msg;
     }
   }
 }
@@ -181,7 +267,7 @@ TEST_F(Profiles, MmaemuProfilePicksTheDefault) {
   {
     ScopedEnv env("MMAEMU_PROFILE", "ada");
     EXPECT_EQ(mmaemu::get_profile_or_default().name, "ada");
-    EXPECT_EQ(mmaemu::get_profile_or_default("h200").name, "h200");  // an explicit name wins
+    EXPECT_EQ(mmaemu::get_profile_or_default("h200").name, "h200"); // an explicit name wins
   }
   {
     ScopedEnv env("MMAEMU_PROFILE", "not-a-profile");
@@ -193,8 +279,8 @@ TEST_F(Profiles, MmaemuProfilePicksTheDefault) {
     ScopedEnv env("MMAEMU_PROFILE", "ada-ws0");
     mmaemu::SplitDecision d;
     const mmaemu::AccumulateOptions opt;
-    mmaemu::accumulate(mmaemu::Tensor::zeros(Format::e4m3, {1, 16}), mmaemu::Tensor::zeros(Format::e4m3, {1, 16}),
-                       true, opt, &d);
+    mmaemu::accumulate(mmaemu::Tensor::zeros(Format::e4m3, {1, 16}),
+                       mmaemu::Tensor::zeros(Format::e4m3, {1, 16}), true, opt, &d);
     EXPECT_EQ(d.source, "workspace0");
   }
   {
@@ -227,24 +313,27 @@ TEST_F(Profiles, MalformedProfileJsonIsAValueErrorNamingTheField) {
   std::string great = good;
   great.replace(great.find("\"custom\""), 8, "\"great\"");
   EXPECT_NE(err(great + "}").find("great"), std::string::npos);
-  EXPECT_NE(err(good + R"(, "rejects": [{"a": "e9m9", "message": "m"}]})").find("e9m9"), std::string::npos);
-  EXPECT_THROW(mmaemu::parse_profile_json(
-                   R"({"name": "x", "preset": "sm_120", "gpu_name": "g", "capability": "9.0", "sm_count": 1,
+  EXPECT_NE(err(good + R"(, "rejects": [{"a": "e9m9", "message": "m"}]})").find("e9m9"),
+            std::string::npos);
+  EXPECT_THROW(
+      mmaemu::parse_profile_json(
+          R"({"name": "x", "preset": "sm_120", "gpu_name": "g", "capability": "9.0", "sm_count": 1,
                        "cublaslt_version": "v", "caller": "c", "torch_version": "t", "workspace_bytes": 0,
                        "maturity": "custom"})"),
-               mmaemu::ValueError);
+      mmaemu::ValueError);
 }
 
 // ---- resolve_splitk --------------------------------------------------------------------------
 
-SplitKQuery query(std::int64_t M = 64, std::int64_t N = 128, std::int64_t K = 256, Format out = Format::bf16,
-                  bool fast = false, bool layout_std = true) {
+SplitKQuery query(std::int64_t M = 64, std::int64_t N = 128, std::int64_t K = 256,
+                  Format out = Format::bf16, bool fast = false, bool layout_std = true) {
   return SplitKQuery{M, N, K, Format::e4m3, Format::e4m3, out, fast, layout_std};
 }
 
 TEST_F(SplitK, ExplicitOneIsUnsplitOnEveryProfile) {
   for (const auto& name : mmaemu::list_profiles()) {
-    const auto d = mmaemu::resolve_splitk(query(), mmaemu::get_profile(name), SplitKRequest::explicit_split(1));
+    const auto d = mmaemu::resolve_splitk(query(), mmaemu::get_profile(name),
+                                          SplitKRequest::explicit_split(1));
     EXPECT_EQ(d.S, 1) << name;
     EXPECT_EQ(d.scheme, "none") << name;
     EXPECT_EQ(d.source, "explicit") << name;
@@ -255,7 +344,8 @@ TEST_F(SplitK, ExplicitOneIsUnsplitOnEveryProfile) {
 
 TEST_F(SplitK, ExplicitSplitWithTheProfilesSchemeWarnsUnverifiedOncePerProcess) {
   const Profile& hopper = mmaemu::get_profile("hopper");
-  const auto d = mmaemu::resolve_splitk(query(), hopper, SplitKRequest::explicit_split(2, "contiguous"));
+  const auto d =
+      mmaemu::resolve_splitk(query(), hopper, SplitKRequest::explicit_split(2, "contiguous"));
   EXPECT_EQ(d.S, 2);
   EXPECT_EQ(d.scheme, "contiguous");
   EXPECT_EQ(d.source, "explicit");
@@ -264,14 +354,16 @@ TEST_F(SplitK, ExplicitSplitWithTheProfilesSchemeWarnsUnverifiedOncePerProcess) 
   EXPECT_EQ(d.warnings[0].cls, WarningClass::unverified_split);
   EXPECT_EQ(count(WarningClass::unverified_split), 1);
   // Again (another S too): the decision still lists it, the sink does not get it twice.
-  const auto again = mmaemu::resolve_splitk(query(), hopper, SplitKRequest::explicit_split(3, "contiguous"));
+  const auto again =
+      mmaemu::resolve_splitk(query(), hopper, SplitKRequest::explicit_split(3, "contiguous"));
   EXPECT_EQ(again.warnings.size(), 1u);
   EXPECT_EQ(count(WarningClass::unverified_split), 1);
   EXPECT_EQ(seen_.size(), 1u);
   EXPECT_STREQ(mmaemu::warning_class_name(seen_[0].cls), "UnverifiedSplitWarning");
 
   for (const char* scheme : {"serial", "pairwise"}) {
-    const auto a = mmaemu::resolve_splitk(query(), mmaemu::get_profile("ada"), SplitKRequest::explicit_split(4, scheme));
+    const auto a = mmaemu::resolve_splitk(query(), mmaemu::get_profile("ada"),
+                                          SplitKRequest::explicit_split(4, scheme));
     EXPECT_EQ(a.S, 4);
     EXPECT_EQ(a.scheme, scheme);
   }
@@ -279,13 +371,15 @@ TEST_F(SplitK, ExplicitSplitWithTheProfilesSchemeWarnsUnverifiedOncePerProcess) 
 
 TEST_F(SplitK, DryReturnsTheWarningWithoutUsingUpTheOnce) {
   const Profile& ada = mmaemu::get_profile("ada");
-  const auto dry = mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"), std::nullopt, true);
+  const auto dry = mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"),
+                                          std::nullopt, true);
   ASSERT_EQ(dry.warnings.size(), 1u);
   EXPECT_EQ(dry.warnings[0].cls, WarningClass::unverified_split);
   EXPECT_TRUE(seen_.empty());
   mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"));
   EXPECT_EQ(count(WarningClass::unverified_split), 1);
-  mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"), std::nullopt, true);
+  mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"), std::nullopt,
+                         true);
   mmaemu::resolve_splitk(query(), ada, SplitKRequest::explicit_split(2, "serial"));
   EXPECT_EQ(count(WarningClass::unverified_split), 1);
 }
@@ -295,10 +389,12 @@ TEST_F(SplitK, ASchemeOfTheOtherPresetIsAValueError) {
     const char* profile;
     const char* scheme;
   };
-  for (const Case c : {Case{"hopper", "serial"}, Case{"hopper", "pairwise"}, Case{"hopper-te", "serial"},
-                       Case{"h200", "pairwise"}, Case{"ada", "contiguous"}, Case{"ada-ws0", "contiguous"}}) {
+  for (const Case c :
+       {Case{"hopper", "serial"}, Case{"hopper", "pairwise"}, Case{"hopper-te", "serial"},
+        Case{"h200", "pairwise"}, Case{"ada", "contiguous"}, Case{"ada-ws0", "contiguous"}}) {
     try {
-      mmaemu::resolve_splitk(query(), mmaemu::get_profile(c.profile), SplitKRequest::explicit_split(2, c.scheme));
+      mmaemu::resolve_splitk(query(), mmaemu::get_profile(c.profile),
+                             SplitKRequest::explicit_split(2, c.scheme));
       ADD_FAILURE() << c.profile << " accepted " << c.scheme;
     } catch (const mmaemu::ValueError& e) {
       const std::string msg = e.what();
@@ -306,7 +402,8 @@ TEST_F(SplitK, ASchemeOfTheOtherPresetIsAValueError) {
       EXPECT_NE(msg.find(c.profile), std::string::npos) << msg;
     }
   }
-  EXPECT_THROW(mmaemu::resolve_splitk(query(), mmaemu::get_profile("hopper"), SplitKRequest::explicit_split(0)),
+  EXPECT_THROW(mmaemu::resolve_splitk(query(), mmaemu::get_profile("hopper"),
+                                      SplitKRequest::explicit_split(0)),
                mmaemu::ValueError);
   EXPECT_TRUE(seen_.empty());
 }
@@ -324,7 +421,8 @@ TEST_F(SplitK, SplitOnB200IsUnsupported) {
 TEST_F(SplitK, AutoOnAnEmptyTableIsSplitKUnknownErrorNamingTheTable) {
   for (const auto& name : mmaemu::list_profiles()) {
     const Profile& p = mmaemu::get_profile(name);
-    if (p.workspace_bytes == 0) continue;
+    if (p.workspace_bytes == 0)
+      continue;
     try {
       mmaemu::resolve_splitk(query(), p, SplitKRequest::automatic());
       ADD_FAILURE() << name << " decided";
@@ -338,7 +436,8 @@ TEST_F(SplitK, AutoOnAnEmptyTableIsSplitKUnknownErrorNamingTheTable) {
 
 TEST_F(SplitK, AutoOnWorkspaceZeroIsUnsplit) {
   for (const char* name : {"hopper-ws0", "ada-ws0", "b200-mma-sync-experimental"}) {
-    const auto d = mmaemu::resolve_splitk(query(), mmaemu::get_profile(name), SplitKRequest::automatic());
+    const auto d =
+        mmaemu::resolve_splitk(query(), mmaemu::get_profile(name), SplitKRequest::automatic());
     EXPECT_EQ(d.source, "workspace0") << name;
     EXPECT_EQ(d.S, 1) << name;
     EXPECT_EQ(d.scheme, "none") << name;
@@ -350,7 +449,8 @@ Profile custom(bool validated_envelope, std::int64_t workspace = 33554432) {
   return mmaemu::parse_profile_json(
       R"({"name": "custom-h", "preset": "hopper", "gpu_name": "Test GPU", "capability": "9.0", "sm_count": 1,
           "cublaslt_version": "v", "caller": "torch._scaled_mm", "torch_version": "2.7.1",
-          "workspace_bytes": )" + std::to_string(workspace) + R"(, "split_schemes": ["contiguous"],
+          "workspace_bytes": )" +
+      std::to_string(workspace) + R"(, "split_schemes": ["contiguous"],
           "maturity": "custom",
           "splitk_table": {"table": "custom-t", "note": "test", "entries": [
             {"M": 64, "N": 128, "K": 256, "a": "e4m3", "b": "e4m3", "out": "bf16", "fast": false,
@@ -366,7 +466,8 @@ TEST_F(SplitK, ATableEntryDecidesItsShapeAndTheEnvelopeAnother) {
   const Profile p = custom(false);
   ASSERT_EQ(p.splitk_table.entries.size(), 2u);
   // The table entry.
-  const auto t = mmaemu::resolve_splitk(query(64, 128, 256, Format::bf16, false), p, SplitKRequest::automatic());
+  const auto t = mmaemu::resolve_splitk(query(64, 128, 256, Format::bf16, false), p,
+                                        SplitKRequest::automatic());
   EXPECT_EQ(t.source, "table");
   EXPECT_EQ(t.S, 2);
   EXPECT_EQ(t.scheme, "contiguous");
@@ -375,34 +476,42 @@ TEST_F(SplitK, ATableEntryDecidesItsShapeAndTheEnvelopeAnother) {
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_EQ(t.warnings[0].cls, WarningClass::unverified_split);
   EXPECT_EQ(count(WarningClass::unverified_split), 1);
-  const auto t1 = mmaemu::resolve_splitk(query(16, 16, 4096, Format::bf16, true), p, SplitKRequest::automatic());
+  const auto t1 = mmaemu::resolve_splitk(query(16, 16, 4096, Format::bf16, true), p,
+                                         SplitKRequest::automatic());
   EXPECT_EQ(t1.source, "table");
   EXPECT_EQ(t1.S, 1);
   EXPECT_TRUE(t1.verified);
   EXPECT_TRUE(t1.warnings.empty());
   // The same shape with fast accumulation, another output dtype, or a non-standard layout
   // has no entry: the envelope (M*N = 8192 >= 1024, K = 256 <= 8192) infers S = 1.
-  for (const auto& q : {query(64, 128, 256, Format::bf16, true), query(64, 128, 256, Format::fp32, false),
-                        query(64, 128, 256, Format::bf16, false, false)}) {
+  for (const auto& q :
+       {query(64, 128, 256, Format::bf16, true), query(64, 128, 256, Format::fp32, false),
+        query(64, 128, 256, Format::bf16, false, false)}) {
     const auto e = mmaemu::resolve_splitk(q, p, SplitKRequest::automatic());
     EXPECT_EQ(e.source, "envelope");
     EXPECT_EQ(e.S, 1);
     ASSERT_EQ(e.warnings.size(), 1u);
     EXPECT_EQ(e.warnings[0].cls, WarningClass::unvalidated_envelope);
   }
-  EXPECT_EQ(count(WarningClass::unvalidated_envelope), 1);  // once per process
-  EXPECT_STREQ(mmaemu::warning_class_name(WarningClass::unvalidated_envelope), "UnvalidatedEnvelopeWarning");
+  EXPECT_EQ(count(WarningClass::unvalidated_envelope), 1); // once per process
+  EXPECT_STREQ(mmaemu::warning_class_name(WarningClass::unvalidated_envelope),
+               "UnvalidatedEnvelopeWarning");
   // Outside the envelope (M*N too small, K too large): nothing decides.
-  EXPECT_THROW(mmaemu::resolve_splitk(query(16, 32, 256), p, SplitKRequest::automatic()), mmaemu::SplitKUnknownError);
-  EXPECT_THROW(mmaemu::resolve_splitk(query(64, 128, 8208), p, SplitKRequest::automatic()), mmaemu::SplitKUnknownError);
-  EXPECT_EQ(mmaemu::resolve_splitk(query(32, 32, 8192), p, SplitKRequest::automatic()).source, "envelope");
+  EXPECT_THROW(mmaemu::resolve_splitk(query(16, 32, 256), p, SplitKRequest::automatic()),
+               mmaemu::SplitKUnknownError);
+  EXPECT_THROW(mmaemu::resolve_splitk(query(64, 128, 8208), p, SplitKRequest::automatic()),
+               mmaemu::SplitKUnknownError);
+  EXPECT_EQ(mmaemu::resolve_splitk(query(32, 32, 8192), p, SplitKRequest::automatic()).source,
+            "envelope");
   // Explicit comes first: S = 1 for the table's shape.
-  EXPECT_EQ(mmaemu::resolve_splitk(query(), p, SplitKRequest::explicit_split(1)).source, "explicit");
+  EXPECT_EQ(mmaemu::resolve_splitk(query(), p, SplitKRequest::explicit_split(1)).source,
+            "explicit");
 }
 
 TEST_F(SplitK, AValidatedEnvelopeDoesNotWarn) {
   ScopedEnv env("MMAEMU_SPLITK_STRICT", nullptr);
-  const auto e = mmaemu::resolve_splitk(query(64, 64, 64), custom(true), SplitKRequest::automatic());
+  const auto e =
+      mmaemu::resolve_splitk(query(64, 64, 64), custom(true), SplitKRequest::automatic());
   EXPECT_EQ(e.source, "envelope");
   EXPECT_TRUE(e.warnings.empty());
   EXPECT_TRUE(seen_.empty());
@@ -411,7 +520,8 @@ TEST_F(SplitK, AValidatedEnvelopeDoesNotWarn) {
 TEST_F(SplitK, EnvelopeWarningDryDoesNotUseUpTheOnce) {
   ScopedEnv env("MMAEMU_SPLITK_STRICT", nullptr);
   const Profile p = custom(false);
-  const auto dry = mmaemu::resolve_splitk(query(64, 64, 64), p, SplitKRequest::automatic(), std::nullopt, true);
+  const auto dry =
+      mmaemu::resolve_splitk(query(64, 64, 64), p, SplitKRequest::automatic(), std::nullopt, true);
   EXPECT_EQ(dry.warnings.size(), 1u);
   EXPECT_TRUE(seen_.empty());
   mmaemu::resolve_splitk(query(64, 64, 64), p, SplitKRequest::automatic());
@@ -430,20 +540,24 @@ TEST_F(SplitK, StrictDisablesTheEnvelope) {
   const SplitKQuery inside = query(64, 64, 64);
   {
     ScopedEnv env("MMAEMU_SPLITK_STRICT", nullptr);
-    EXPECT_THROW(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), true), mmaemu::SplitKUnknownError);
+    EXPECT_THROW(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), true),
+                 mmaemu::SplitKUnknownError);
     try {
       mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), true);
     } catch (const mmaemu::SplitKUnknownError& e) {
       EXPECT_NE(std::string(e.what()).find("strict"), std::string::npos) << e.what();
     }
-    EXPECT_EQ(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), false).source, "envelope");
+    EXPECT_EQ(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), false).source,
+              "envelope");
     // The table still answers under strict.
     EXPECT_EQ(mmaemu::resolve_splitk(query(), p, SplitKRequest::automatic(), true).source, "table");
   }
   {
     ScopedEnv env("MMAEMU_SPLITK_STRICT", "1");
-    EXPECT_THROW(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic()), mmaemu::SplitKUnknownError);
-    EXPECT_EQ(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), false).source, "envelope");
+    EXPECT_THROW(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic()),
+                 mmaemu::SplitKUnknownError);
+    EXPECT_EQ(mmaemu::resolve_splitk(inside, p, SplitKRequest::automatic(), false).source,
+              "envelope");
   }
   {
     ScopedEnv env("MMAEMU_SPLITK_STRICT", "0");
@@ -476,14 +590,16 @@ TEST(SplitKParse, AcceptsTheSeedsSpellings) {
 }
 
 TEST(SplitKParse, RejectsOtherTextWithAValueErrorNamingIt) {
-  for (const char* bad : {"0", "2", "2,diagonal", "x", "", "-1", "2,", ",serial", "auto,2", "1.5,serial"}) {
+  for (const char* bad :
+       {"0", "2", "2,diagonal", "x", "", "-1", "2,", ",serial", "auto,2", "1.5,serial"}) {
     try {
       mmaemu::parse_splitk(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const mmaemu::ValueError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos)
+          << e.what();
     }
   }
 }
 
-}  // namespace
+} // namespace

@@ -25,4 +25,4 @@ void add_report(CLI::App& app, int& exit_code);
 // Prints "mmaemu: <message>" to stderr.
 void error_line(const std::string& message);
 
-}  // namespace mmaemu::cli
+} // namespace mmaemu::cli

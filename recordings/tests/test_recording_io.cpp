@@ -27,7 +27,7 @@ using testsupport::TempDir;
 
 namespace {
 
-MmaBatch make_batch(const std::string &name, Format fa, Format fb, const std::string &preset,
+MmaBatch make_batch(const std::string& name, Format fa, Format fb, const std::string& preset,
                     std::uint32_t K, std::size_t n, unsigned seed, bool zero_c) {
   std::mt19937 rng(seed);
   MmaBatch b;
@@ -61,15 +61,15 @@ Recording two_batches() {
   return rec;
 }
 
-const MmaBatch *find_batch(const Recording &rec, const std::string &name) {
-  for (const auto &b : rec.mma)
+const MmaBatch* find_batch(const Recording& rec, const std::string& name) {
+  for (const auto& b : rec.mma)
     if (b.name == name)
       return &b;
   return nullptr;
 }
 
 // Integer-vector equality; these are raw codes and bit patterns, never floats.
-void expect_same_batch(const MmaBatch &want, const MmaBatch &got) {
+void expect_same_batch(const MmaBatch& want, const MmaBatch& got) {
   EXPECT_EQ(got.name, want.name);
   EXPECT_EQ(got.fmt_a, want.fmt_a);
   EXPECT_EQ(got.fmt_b, want.fmt_b);
@@ -88,9 +88,9 @@ void expect_same_batch(const MmaBatch &want, const MmaBatch &got) {
 template <class F> std::string recording_error_of(F f) {
   try {
     f();
-  } catch (const RecordingError &e) {
+  } catch (const RecordingError& e) {
     return e.what();
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     ADD_FAILURE() << "expected RecordingError, got another exception: " << e.what();
     return {};
   }
@@ -98,7 +98,7 @@ template <class F> std::string recording_error_of(F f) {
   return {};
 }
 
-void write_h5_string_attr(H5::H5Object &obj, const std::string &key, const std::string &value) {
+void write_h5_string_attr(H5::H5Object& obj, const std::string& key, const std::string& value) {
   H5::StrType t(H5::PredType::C_S1, H5T_VARIABLE);
   H5::DataSpace scalar(H5S_SCALAR);
   H5::Attribute attr = obj.createAttribute(key, t, scalar);
@@ -117,8 +117,8 @@ TEST(RecordingIo, RoundTripOfTwoBatchesIsBitIdentical) {
   const Recording got = read_recording(file);
   ASSERT_EQ(got.mma.size(), 2u);
   EXPECT_EQ(got.case_count(), 12u);
-  for (const auto &want : rec.mma) {
-    const MmaBatch *b = find_batch(got, want.name);
+  for (const auto& want : rec.mma) {
+    const MmaBatch* b = find_batch(got, want.name);
     ASSERT_NE(b, nullptr) << want.name;
     expect_same_batch(want, *b);
   }
@@ -164,7 +164,7 @@ TEST(RecordingIo, WriteWithDuplicateBatchNamesFailsAndLeavesNothing) {
   TempDir dir("io");
   Recording rec = two_batches();
   rec.mma[1].name = rec.mma[0].name;
-  for (auto &id : rec.mma[1].ids)
+  for (auto& id : rec.mma[1].ids)
     id = "other/" + id; // unique ids: only the batch names collide
   const fs::path file = dir / "dup.h5";
   const std::string msg = recording_error_of([&] { write_recording(file, rec); });
@@ -277,7 +277,7 @@ TEST(RecordingIo, ReadHdf5WithoutFormatAttributeNamesTheFile) {
 
 TEST(RecordingIo, ReadBatchWithMissingDatasetNamesFileAndDataset) {
   TempDir dir("io");
-  for (const char *dataset : {"c", "a", "id", "expect"}) {
+  for (const char* dataset : {"c", "a", "id", "expect"}) {
     SCOPED_TRACE(dataset);
     const fs::path file = dir / (std::string("missing_") + dataset + ".h5");
     write_recording(file, two_batches());

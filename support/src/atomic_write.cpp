@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string name(const fs::path& p) { return printable(p.string(), 256); }
+std::string name(const fs::path& p) {
+  return printable(p.string(), 256);
+}
 
 fs::path folder_of(const fs::path& path) {
   fs::path dir = path.parent_path();
@@ -27,8 +29,8 @@ fs::path folder_of(const fs::path& path) {
 
 fs::path temp_beside(const fs::path& path) {
   static std::atomic<unsigned> counter{0};
-  return folder_of(path) / ("." + path.filename().string() + ".tmp." +
-                            std::to_string(::getpid()) + "." + std::to_string(counter++));
+  return folder_of(path) / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) +
+                            "." + std::to_string(counter++));
 }
 
 void check_folder(const fs::path& path) {
@@ -40,7 +42,8 @@ void check_folder(const fs::path& path) {
 
 void fsync_path(const fs::path& p, int flags) {
   const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0)
+    return;
   ::fsync(fd);
   ::close(fd);
 }
@@ -67,15 +70,18 @@ fs::path write_temp(const fs::path& path, std::string_view content, unsigned mod
   int err = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0) {
       err = n < 0 ? errno : EIO;
       break;
     }
     done += static_cast<std::size_t>(n);
   }
-  if (!err && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::fsync(fd) != 0)
+    err = errno;
+  if (::close(fd) != 0 && !err)
+    err = errno;
   if (err) {
     ::unlink(tmp.c_str());
     throw FileError(name(path) + ": write failed (" + std::strerror(err) + ")");
@@ -83,7 +89,7 @@ fs::path write_temp(const fs::path& path, std::string_view content, unsigned mod
   return tmp;
 }
 
-}  // namespace
+} // namespace
 
 void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode,
                        const std::vector<fs::path>& inputs) {
@@ -115,7 +121,8 @@ bool write_file_exclusive(const fs::path& path, std::string_view content, unsign
   if (fd < 0) {
     const int e2 = errno;
     ::unlink(tmp.c_str());
-    if (e2 == EEXIST) return false;
+    if (e2 == EEXIST)
+      return false;
     throw FileError(name(path) + ": cannot be created (" + std::strerror(e2) + ")");
   }
   ::close(fd);
@@ -138,4 +145,4 @@ void write_file_atomic_with(const fs::path& path,
   commit(tmp, path);
 }
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

@@ -25,7 +25,8 @@ struct Sha256 {
     }
   }
   void update(const void* p, std::size_t n) {
-    if (EVP_DigestUpdate(ctx.get(), p, n) != 1) throw std::runtime_error("sha256: update failed");
+    if (EVP_DigestUpdate(ctx.get(), p, n) != 1)
+      throw std::runtime_error("sha256: update failed");
   }
   std::string raw() {
     std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
@@ -48,7 +49,7 @@ std::string hex(std::string_view raw) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 std::string sha256_raw(std::string_view bytes) {
   Sha256 d;
@@ -56,7 +57,9 @@ std::string sha256_raw(std::string_view bytes) {
   return d.raw();
 }
 
-std::string sha256_hex(std::string_view bytes) { return hex(sha256_raw(bytes)); }
+std::string sha256_hex(std::string_view bytes) {
+  return hex(sha256_raw(bytes));
+}
 
 std::string sha256_hex(const void* data, std::size_t size) {
   return sha256_hex(std::string_view(static_cast<const char*>(data), size));
@@ -73,13 +76,15 @@ std::string sha256_file(const std::filesystem::path& path, std::uint64_t max_byt
   std::array<char, 1 << 16> buf{};
   for (;;) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n < 0) {
       const std::string why = std::strerror(errno);
       ::close(fd);
       throw FileError(printable(path.string(), 256) + ": read error (" + why + ")");
     }
-    if (n == 0) break;
+    if (n == 0)
+      break;
     d.update(buf.data(), static_cast<std::size_t>(n));
   }
   ::close(fd);
@@ -96,25 +101,31 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {
-  if (text.size() % 4 != 0 || text.size() > (std::size_t{1} << 30)) return std::nullopt;
+  if (text.size() % 4 != 0 || text.size() > (std::size_t{1} << 30))
+    return std::nullopt;
   for (char c : text) {
     const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
                     c == '+' || c == '/' || c == '=';
-    if (!ok) return std::nullopt;  // EVP_DecodeBlock would skip whitespace
+    if (!ok)
+      return std::nullopt; // EVP_DecodeBlock would skip whitespace
   }
   std::string out(text.size() / 4 * 3, '\0');
   const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                                 reinterpret_cast<const unsigned char*>(text.data()),
                                 static_cast<int>(text.size()));
-  if (n < 0) return std::nullopt;
+  if (n < 0)
+    return std::nullopt;
   // EVP_DecodeBlock counts padding as zero bytes: drop them.
   std::size_t pad = 0;
-  if (!text.empty() && text.back() == '=') ++pad;
-  if (text.size() >= 2 && text[text.size() - 2] == '=') ++pad;
+  if (!text.empty() && text.back() == '=')
+    ++pad;
+  if (text.size() >= 2 && text[text.size() - 2] == '=')
+    ++pad;
   out.resize(static_cast<std::size_t>(n) - pad);
   // Canonical only: padding at the end alone, zero pad bits (re-encoding gives the text).
-  if (base64_encode(out) != text) return std::nullopt;
+  if (base64_encode(out) != text)
+    return std::nullopt;
   return out;
 }
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

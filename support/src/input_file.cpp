@@ -16,14 +16,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string name(const fs::path& p) { return printable(p.string(), 256); }
+std::string name(const fs::path& p) {
+  return printable(p.string(), 256);
+}
 
 const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a folder";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISDIR(m))
+    return "a folder";
+  if (S_ISFIFO(m))
+    return "a FIFO";
+  if (S_ISCHR(m))
+    return "a character device";
+  if (S_ISBLK(m))
+    return "a block device";
+  if (S_ISSOCK(m))
+    return "a socket";
   return "not a regular file";
 }
 
@@ -45,11 +52,12 @@ std::uint64_t check_stat(const struct stat& st, const fs::path& path, std::uint6
 struct Fd {
   int fd = -1;
   ~Fd() {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0)
+      ::close(fd);
   }
 };
 
-}  // namespace
+} // namespace
 
 std::uint64_t check_input_file(const fs::path& path, std::uint64_t max_bytes,
                                std::string_view what) {
@@ -79,12 +87,14 @@ std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::
   std::size_t got = 0;
   while (got < out.size()) {
     const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n < 0) {
       throw FileError(name(path) + ": " + std::string(what) + " cannot be read (" +
                       std::strerror(errno) + ")");
     }
-    if (n == 0) break;  // shrank while reading: keep what is there
+    if (n == 0)
+      break; // shrank while reading: keep what is there
     got += static_cast<std::size_t>(n);
   }
   out.resize(got);
@@ -95,7 +105,8 @@ void check_output_path(const fs::path& out, const std::vector<fs::path>& inputs)
   struct stat st {};
   if (::lstat(out.c_str(), &st) == 0) {
     struct stat target {};
-    if (S_ISLNK(st.st_mode) && ::stat(out.c_str(), &target) == 0) st = target;
+    if (S_ISLNK(st.st_mode) && ::stat(out.c_str(), &target) == 0)
+      st = target;
     if (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode)) {
       throw FileError(name(out) + ": output is " + kind_of(st.st_mode) +
                       "; refusing to replace it");
@@ -110,4 +121,4 @@ void check_output_path(const fs::path& out, const std::vector<fs::path>& inputs)
   }
 }
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

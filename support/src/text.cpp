@@ -21,8 +21,9 @@ std::string printable(std::string_view s, std::size_t max) {
       out += static_cast<char>(c);
     }
   }
-  if (n < s.size()) out += "...(" + std::to_string(s.size()) + " bytes)";
+  if (n < s.size())
+    out += "...(" + std::to_string(s.size()) + " bytes)";
   return out;
 }
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

@@ -14,8 +14,9 @@ TEST(Sha256, Fips180Vectors) {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex(std::string_view("")),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex(std::string_view("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(
+      sha256_hex(std::string_view("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
@@ -28,9 +29,12 @@ TEST(Sha256, RawIsTheHexDigestsBytes) {
 }
 
 TEST(Base64, Rfc4648Vectors) {
-  const std::pair<const char*, const char*> v[] = {{"", ""},         {"f", "Zg=="},
-                                                   {"fo", "Zm8="},   {"foo", "Zm9v"},
-                                                   {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+  const std::pair<const char*, const char*> v[] = {{"", ""},
+                                                   {"f", "Zg=="},
+                                                   {"fo", "Zm8="},
+                                                   {"foo", "Zm9v"},
+                                                   {"foob", "Zm9vYg=="},
+                                                   {"fooba", "Zm9vYmE="},
                                                    {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, coded] : v) {
     EXPECT_EQ(base64_encode(plain), coded) << plain;
@@ -41,15 +45,16 @@ TEST(Base64, Rfc4648Vectors) {
 }
 
 TEST(Base64, RefusesNonCanonicalText) {
-  for (const char* bad : {"Zg=", "Zg", "Zh==", "Zm9=", "Z===", "=Zg=", "Zg==Zg==", "Zm 9v", "Zm9v\n",
-                          "Zm-v", "Zm_v", "Zm9vY===", "===="}) {
+  for (const char* bad : {"Zg=", "Zg", "Zh==", "Zm9=", "Z===", "=Zg=", "Zg==Zg==", "Zm 9v",
+                          "Zm9v\n", "Zm-v", "Zm_v", "Zm9vY===", "===="}) {
     EXPECT_FALSE(base64_decode(bad).has_value()) << bad;
   }
 }
 
 TEST(Base64, BinaryRoundTrip) {
   std::string all;
-  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  for (int i = 0; i < 256; ++i)
+    all += static_cast<char>(i);
   for (std::size_t n = 0; n <= all.size(); n += 37) {
     const auto back = base64_decode(base64_encode(all.substr(0, n)));
     ASSERT_TRUE(back.has_value());
@@ -57,5 +62,5 @@ TEST(Base64, BinaryRoundTrip) {
   }
 }
 
-}  // namespace
-}  // namespace mmaemu::support
+} // namespace
+} // namespace mmaemu::support

@@ -30,7 +30,9 @@ struct TempDir {
   }
 };
 
-void put(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+void put(const fs::path& p, const std::string& s) {
+  std::ofstream(p, std::ios::binary) << s;
+}
 
 std::size_t entries(const fs::path& dir) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {}));
@@ -150,5 +152,5 @@ TEST(Printable, EscapesControlBytesAndCuts) {
   EXPECT_EQ(printable(std::string(100, 'x'), 4), "xxxx...(100 bytes)");
 }
 
-}  // namespace
-}  // namespace mmaemu::support
+} // namespace
+} // namespace mmaemu::support

@@ -51,13 +51,15 @@ TEST(Process, EnvironmentAndFolder) {
   ProcessOptions o = ProcessOptions::in_dir("/tmp");
   o.set_env["MMAEMU_PROCESS_TEST"] = "yes";
   o.unset_env.push_back("HOME");
-  const auto r = run_process({"sh", "-c", "pwd; echo $MMAEMU_PROCESS_TEST; echo home=${HOME-unset}"}, o);
+  const auto r =
+      run_process({"sh", "-c", "pwd; echo $MMAEMU_PROCESS_TEST; echo home=${HOME-unset}"}, o);
   EXPECT_EQ(r.output, "/tmp\nyes\nhome=unset\n");
 }
 
 TEST(Process, TimeoutHoldsWhileTheChildKeepsItsOutputOpen) {
   const auto t0 = Clock::now();
-  const auto r = run_process({"sh", "-c", "echo started; sleep 30"}, ProcessOptions::with_timeout(0.5));
+  const auto r =
+      run_process({"sh", "-c", "echo started; sleep 30"}, ProcessOptions::with_timeout(0.5));
   EXPECT_TRUE(r.timed_out);
   EXPECT_NE(r.output.find("started"), std::string::npos);
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
@@ -65,19 +67,19 @@ TEST(Process, TimeoutHoldsWhileTheChildKeepsItsOutputOpen) {
 
 TEST(Process, TimeoutHoldsWhenTheChildClosesItsOutputAndHangs) {
   const auto t0 = Clock::now();
-  const auto r =
-      run_process({"sh", "-c", "exec >/dev/null 2>&1; sleep 30"}, ProcessOptions::with_timeout(0.5));
+  const auto r = run_process({"sh", "-c", "exec >/dev/null 2>&1; sleep 30"},
+                             ProcessOptions::with_timeout(0.5));
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
 }
 
 TEST(Process, TimeoutStopsGrandchildrenToo) {
   const auto t0 = Clock::now();
-  const auto r = run_process({"sh", "-c", "sleep 30 & sleep 30; wait"},
-                             ProcessOptions::with_timeout(0.5));
+  const auto r =
+      run_process({"sh", "-c", "sleep 30 & sleep 30; wait"}, ProcessOptions::with_timeout(0.5));
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
 }
 
-}  // namespace
-}  // namespace mmaemu::support
+} // namespace
+} // namespace mmaemu::support

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 // A fresh, empty folder under the system temporary folder, removed with its contents.
 class TempDir {
 public:
-  explicit TempDir(const std::string &tag = "t") {
+  explicit TempDir(const std::string& tag = "t") {
     static std::atomic<unsigned> counter{0};
     std::random_device rd;
     for (int attempt = 0; attempt < 100; ++attempt) {
@@ -45,33 +45,33 @@ public:
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
 
-  const fs::path &path() const { return path_; }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
 
 private:
   fs::path path_;
 };
 
 // Names of the entries of a folder (hidden ones included), sorted.
-inline std::vector<std::string> entries(const fs::path &dir) {
+inline std::vector<std::string> entries(const fs::path& dir) {
   std::vector<std::string> out;
-  for (const auto &e : fs::directory_iterator(dir))
+  for (const auto& e : fs::directory_iterator(dir))
     out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
 
-inline void write_text(const fs::path &p, const std::string &text) {
+inline void write_text(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out)
     throw std::runtime_error(p.string() + ": cannot write");
 }
 
-inline std::string read_text(const fs::path &p) {
+inline std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -79,7 +79,7 @@ inline std::string read_text(const fs::path &p) {
 }
 
 // The lines of a text file, without their '\n'.
-inline std::vector<std::string> read_lines(const fs::path &p) {
+inline std::vector<std::string> read_lines(const fs::path& p) {
   std::vector<std::string> lines;
   std::istringstream in(read_text(p));
   std::string line;
@@ -88,10 +88,10 @@ inline std::vector<std::string> read_lines(const fs::path &p) {
   return lines;
 }
 
-inline void write_lines(const fs::path &p, const std::vector<std::string> &lines,
-                        const std::string &eol = "\n") {
+inline void write_lines(const fs::path& p, const std::vector<std::string>& lines,
+                        const std::string& eol = "\n") {
   std::string text;
-  for (const auto &l : lines)
+  for (const auto& l : lines)
     text += l + eol;
   write_text(p, text);
 }
@@ -111,12 +111,12 @@ inline std::string binary32_string(std::uint32_t bits) {
 }
 
 // The binary32 bits of an FP8 code's value, derived independently of the emulator.
-inline std::uint32_t fp8_to_binary32(const reftest::Fmt &f, std::uint8_t code) {
+inline std::uint32_t fp8_to_binary32(const reftest::Fmt& f, std::uint8_t code) {
   const double v = reftest::value(f, code);
   return reftest::to_bits(static_cast<float>(v)); // exact: FP8 values are binary32 values
 }
 
-inline const reftest::Fmt &ref_fmt(const std::string &fmt) {
+inline const reftest::Fmt& ref_fmt(const std::string& fmt) {
   return fmt == "E5M2" ? reftest::kE5M2 : reftest::kE4M3;
 }
 
@@ -153,14 +153,14 @@ struct SetData {
   std::vector<std::uint32_t> c_bits, d_bits;  // [n]
 };
 
-inline bool finite_code(const reftest::Fmt &f, std::uint8_t code) {
+inline bool finite_code(const reftest::Fmt& f, std::uint8_t code) {
   bool fin = true;
   reftest::value(f, code, &fin);
   return fin;
 }
 
 // A random binary32 accumulator input: zeros, small and large normals, a few subnormals.
-inline std::uint32_t random_c(std::mt19937 &rng) {
+inline std::uint32_t random_c(std::mt19937& rng) {
   const std::uint32_t r = rng();
   const std::uint32_t sign = (r & 1u) << 31;
   const std::uint32_t frac = rng() & 0x7FFFFFu;
@@ -178,7 +178,7 @@ inline std::uint32_t random_c(std::mt19937 &rng) {
 
 // Writes a_<GPU>_<FMT_A>.txt, b_<GPU>_<FMT_B>.txt, c_<GPU>_fp32.txt, d_<GPU>_fp32.txt into
 // `dir` (created if needed) from random finite FP8 codes, with d from ref_chain.hpp.
-inline SetData write_set(const fs::path &dir, const SetSpec &s) {
+inline SetData write_set(const fs::path& dir, const SetSpec& s) {
   fs::create_directories(dir);
   SetData out;
   out.dir = dir;
@@ -186,10 +186,10 @@ inline SetData write_set(const fs::path &dir, const SetSpec &s) {
   out.b = dir / ("b_" + s.gpu + "_" + s.fmt_b + ".txt");
   out.c = dir / ("c_" + s.gpu + "_fp32.txt");
   out.d = dir / ("d_" + s.gpu + "_fp32.txt");
-  const reftest::Fmt &fa = ref_fmt(s.fmt_a);
-  const reftest::Fmt &fb = ref_fmt(s.fmt_b);
+  const reftest::Fmt& fa = ref_fmt(s.fmt_a);
+  const reftest::Fmt& fb = ref_fmt(s.fmt_b);
   std::mt19937 rng(s.seed);
-  auto random_code = [&](const reftest::Fmt &f) {
+  auto random_code = [&](const reftest::Fmt& f) {
     for (;;) {
       const auto code = static_cast<std::uint8_t>(rng() & 0xFFu);
       if (finite_code(f, code))
@@ -227,7 +227,7 @@ inline SetData write_set(const fs::path &dir, const SetSpec &s) {
 }
 
 // Replaces line `line1` (1-based) of a text file.
-inline void replace_line(const fs::path &p, std::size_t line1, const std::string &text) {
+inline void replace_line(const fs::path& p, std::size_t line1, const std::string& text) {
   auto lines = read_lines(p);
   lines.at(line1 - 1) = text;
   write_lines(p, lines);

@@ -15,7 +15,7 @@ namespace reftest {
 
 struct Fmt {
   int exp_bits, frac_bits, bias;
-  bool fn;  // e4m3fn: no Inf, only all-ones is NaN
+  bool fn; // e4m3fn: no Inf, only all-ones is NaN
 };
 inline constexpr Fmt kE4M3{4, 3, 7, true};
 inline constexpr Fmt kE5M2{5, 2, 15, false};
@@ -28,19 +28,24 @@ inline double value(const Fmt& f, std::uint8_t code, bool* finite = nullptr) {
   const int ones = (1 << f.exp_bits) - 1;
   bool fin = true;
   if (f.fn) {
-    if (e == ones && m == (1 << f.frac_bits) - 1) fin = false;
+    if (e == ones && m == (1 << f.frac_bits) - 1)
+      fin = false;
   } else if (e == ones) {
     fin = false;
   }
-  if (finite) *finite = fin;
-  if (!fin) return NAN;
+  if (finite)
+    *finite = fin;
+  if (!fin)
+    return NAN;
   const double mag = e == 0 ? std::ldexp(m, 1 - f.bias - f.frac_bits)
                             : std::ldexp(m + (1 << f.frac_bits), e - f.bias - f.frac_bits);
   return s ? -mag : mag;
 }
 
 // floor(log2|x|) but never below emin (the operand's alignment exponent).
-inline int align_exp(const Fmt& f, double x) { return std::max(std::ilogb(x), 1 - f.bias); }
+inline int align_exp(const Fmt& f, double x) {
+  return std::max(std::ilogb(x), 1 - f.bias);
+}
 
 inline float from_bits(std::uint32_t b) {
   float f;
@@ -66,8 +71,9 @@ inline std::uint32_t block(const Fmt& fa, const Fmt& fb, const std::uint8_t* a,
   for (int i = 0; i < n; ++i) {
     const double x = value(fa, a[i]);
     const double y = value(fb, b[i]);
-    if (x == 0.0 || y == 0.0) continue;  // step 1 (exact zero test, not a bit claim)
-    prods.push_back(x * y);              // exact: at most 8 significant bits
+    if (x == 0.0 || y == 0.0)
+      continue;             // step 1 (exact zero test, not a bit claim)
+    prods.push_back(x * y); // exact: at most 8 significant bits
     exps.push_back(align_exp(fa, x) + align_exp(fb, y));
   }
   const double c = from_bits(c_bits);
@@ -76,13 +82,15 @@ inline std::uint32_t block(const Fmt& fa, const Fmt& fb, const std::uint8_t* a,
     exps.push_back(std::max(std::ilogb(c), -126));
   }
   int E = p.min_exp;
-  for (int e : exps) E = std::max(E, e);
+  for (int e : exps)
+    E = std::max(E, e);
   double S = 0.0;
   for (double t : prods) {
     const double mag = std::floor(std::ldexp(std::fabs(t), p.frac - E));
     S += t < 0 ? -mag : mag;
   }
-  if (S == 0.0) return 0u;
+  if (S == 0.0)
+    return 0u;
   const double v = std::ldexp(std::fabs(S), E - p.frac);
   const int e = std::ilogb(v);
   const int q = std::max(e - p.frac_out, -149);
@@ -90,7 +98,7 @@ inline std::uint32_t block(const Fmt& fa, const Fmt& fb, const std::uint8_t* a,
   std::fesetround(FE_TONEAREST);
   const double m = p.rne ? std::nearbyint(scaled) : std::floor(scaled);
   const double r = std::ldexp(m, q);
-  const float out = static_cast<float>(S < 0 ? -r : r);  // exact: r is a binary32 value
+  const float out = static_cast<float>(S < 0 ? -r : r); // exact: r is a binary32 value
   return to_bits(out);
 }
 
@@ -103,4 +111,4 @@ inline std::uint32_t chain(const Fmt& fa, const Fmt& fb, const std::vector<std::
   return c;
 }
 
-}  // namespace reftest
+} // namespace reftest

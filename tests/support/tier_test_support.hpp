@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "mmaemu/support/process.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
+#include "mmaemu/support/process.hpp"
 
 namespace tiertest {
 

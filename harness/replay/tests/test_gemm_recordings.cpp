@@ -25,7 +25,8 @@ using recordings::GemmCase;
 
 std::vector<std::uint8_t> random_e4m3(std::size_t n, std::mt19937& rng) {
   std::vector<std::uint8_t> v(n);
-  for (auto& c : v) c = static_cast<std::uint8_t>(rng() & 0xF7u);  // never 0x7F/0xFF (NaN)
+  for (auto& c : v)
+    c = static_cast<std::uint8_t>(rng() & 0xF7u); // never 0x7F/0xFF (NaN)
   return v;
 }
 
@@ -37,7 +38,8 @@ std::vector<std::uint32_t> chain_expect(const std::vector<std::uint8_t>& a,
   const Preset& p = get_preset("hopper");
   for (std::size_t m = 0; m < M; ++m) {
     for (std::size_t n = 0; n < N; ++n) {
-      out.push_back(model::dot(std::span(a.data() + m * K, K), std::span(b.data() + n * K, K), 0u, p));
+      out.push_back(
+          model::dot(std::span(a.data() + m * K, K), std::span(b.data() + n * K, K), 0u, p));
     }
   }
   return out;
@@ -69,12 +71,12 @@ TEST(GemmRecordings, GemmCaseRoundTripsAndReplaysBitExact) {
   rejected.id = "synthetic/e5m2xe5m2";
   rejected.fmt_a = rejected.fmt_b = Format::e5m2;
   rejected.expect.clear();
-  rejected.expect_error = "ReferenceRejectsError";  // torch rejects two e5m2 matrices
+  rejected.expect_error = "ReferenceRejectsError"; // torch rejects two e5m2 matrices
   batch.cases.push_back(rejected);
   GemmCase accumulate_api = unit_case(rng);
   accumulate_api.id = "synthetic/accumulate";
   accumulate_api.api = "accumulate";
-  accumulate_api.K = 40;  // accumulate accepts any K
+  accumulate_api.K = 40; // accumulate accepts any K
   accumulate_api.a = random_e4m3(accumulate_api.M * 40, rng);
   accumulate_api.b = random_e4m3(accumulate_api.N * 40, rng);
   accumulate_api.expect = chain_expect(accumulate_api.a, accumulate_api.b, 3, 16, 40);
@@ -118,17 +120,24 @@ TEST(GemmRecordings, ExactCallWithPaddedOffsetLayoutsReplays) {
   // input: row-major with a padded leading dimension and a storage offset.
   std::vector<std::uint8_t> in_storage(offset + M * lda, 0x55);
   for (std::size_t m = 0; m < M; ++m) {
-    for (std::size_t k = 0; k < K; ++k) in_storage[offset + m * lda + k] = a[m * K + k];
+    for (std::size_t k = 0; k < K; ++k)
+      in_storage[offset + m * lda + k] = a[m * K + k];
   }
   // mat2 [K, N] column-major: element (k, n) at n * K + k, i.e. b's rows.
   const std::vector<std::uint8_t> mat2_storage = b;
   nlohmann::json call = {
-      {"M", M}, {"N", N}, {"K", K},
+      {"M", M},
+      {"N", N},
+      {"K", K},
       {"input", {{"dtype", "e4m3"}, {"shape", {M, K}}, {"strides", {lda, 1}}, {"offset", offset}}},
       {"mat2", {{"dtype", "e4m3"}, {"shape", {K, N}}, {"strides", {1, K}}, {"offset", 0}}},
-      {"scale_a", {{"dtype", "fp32"}, {"shape", nlohmann::json::array()}, {"bits", {"0x3f800000"}}}},
+      {"scale_a",
+       {{"dtype", "fp32"}, {"shape", nlohmann::json::array()}, {"bits", {"0x3f800000"}}}},
       {"scale_b", {{"dtype", "fp32"}, {"shape", {1}}, {"bits", {"0x3f800000"}}}},
-      {"bias", nullptr}, {"scale_result", nullptr}, {"out", nullptr}, {"profile", "hopper"}};
+      {"bias", nullptr},
+      {"scale_result", nullptr},
+      {"out", nullptr},
+      {"profile", "hopper"}};
   GemmCall gc;
   gc.id = "r1/call0";
   gc.call_json = call.dump();
@@ -168,4 +177,4 @@ TEST(GemmRecordings, EmptyGemmBatchRoundTrips) {
   EXPECT_EQ(back.case_count(), 0u);
 }
 
-}  // namespace
+} // namespace

@@ -23,15 +23,15 @@ using mmaemu::recordings::Recording;
 
 namespace {
 
-fs::path committed(const std::string &name) {
+fs::path committed(const std::string& name) {
   return fs::path(MMAEMU_SOURCE_DIR) / "recordings" / "data" / "public" / name;
 }
 
 struct HwSet {
-  const char *file;    // committed recording
-  const char *set_dir; // folder under shared/truth-public
-  const char *name;    // batch name
-  const char *preset;
+  const char* file;    // committed recording
+  const char* set_dir; // folder under shared/truth-public
+  const char* name;    // batch name
+  const char* preset;
 };
 
 const HwSet kSets[] = {
@@ -39,7 +39,7 @@ const HwSet kSets[] = {
     {"H100_E4M3.h5", "H100/E4M3", "H100_E4M3", "hopper"},
 };
 
-void PrintTo(const HwSet &s, std::ostream *os) {
+void PrintTo(const HwSet& s, std::ostream* os) {
   *os << s.file;
 }
 
@@ -48,10 +48,10 @@ class HwPublic : public testing::TestWithParam<HwSet> {};
 } // namespace
 
 TEST_P(HwPublic, CommittedRecordingReplaysEveryCase) {
-  const HwSet &s = GetParam();
+  const HwSet& s = GetParam();
   const Recording rec = mmaemu::recordings::read_recording(committed(s.file));
   ASSERT_EQ(rec.mma.size(), 1u);
-  const MmaBatch &b = rec.mma[0];
+  const MmaBatch& b = rec.mma[0];
   EXPECT_EQ(b.name, s.name);
   EXPECT_EQ(b.preset, s.preset);
   ASSERT_EQ(b.size(), 5000u);
@@ -61,7 +61,7 @@ TEST_P(HwPublic, CommittedRecordingReplaysEveryCase) {
   EXPECT_EQ(r.failed, 0u);
   EXPECT_EQ(r.errors, 0u);
   std::size_t reported = 0;
-  for (const auto &c : r.results) {
+  for (const auto& c : r.results) {
     if (c.outcome != Outcome::pass && reported++ < 10) {
       ADD_FAILURE() << c.id << ": expected " << mmaemu::decompose_bits(c.expected, Format::fp32)
                     << ", actual " << mmaemu::decompose_bits(c.actual, Format::fp32);
@@ -70,7 +70,7 @@ TEST_P(HwPublic, CommittedRecordingReplaysEveryCase) {
 }
 
 TEST_P(HwPublic, FreshImportEqualsCommittedRecordingCaseForCase) {
-  const HwSet &s = GetParam();
+  const HwSet& s = GetParam();
   const fs::path dir = fs::path(MMAEMU_SHARED_DIR) / "truth-public" / s.set_dir;
   if (!fs::is_directory(dir))
     GTEST_SKIP() << "public vectors not present: " << dir.string() << " is missing";
@@ -78,8 +78,8 @@ TEST_P(HwPublic, FreshImportEqualsCommittedRecordingCaseForCase) {
   const Recording saved = mmaemu::recordings::read_recording(committed(s.file));
   ASSERT_EQ(fresh.mma.size(), 1u);
   ASSERT_EQ(saved.mma.size(), 1u);
-  const MmaBatch &f = fresh.mma[0];
-  const MmaBatch &c = saved.mma[0];
+  const MmaBatch& f = fresh.mma[0];
+  const MmaBatch& c = saved.mma[0];
   EXPECT_EQ(f.name, c.name);
   EXPECT_EQ(f.preset, c.preset);
   EXPECT_EQ(f.c_policy, c.c_policy);
@@ -100,7 +100,7 @@ TEST_P(HwPublic, FreshImportEqualsCommittedRecordingCaseForCase) {
         << f.ids[i] << " expect";
   }
   // The committed file records the hashes of the very text files imported now.
-  for (const auto &[key, value] : f.attrs) {
+  for (const auto& [key, value] : f.attrs) {
     if (key.rfind("sha256:", 0) == 0) {
       ASSERT_TRUE(c.attrs.count(key)) << key;
       EXPECT_EQ(c.attrs.at(key), value) << key;
@@ -109,6 +109,6 @@ TEST_P(HwPublic, FreshImportEqualsCommittedRecordingCaseForCase) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Public, HwPublic, testing::ValuesIn(kSets),
-                         [](const testing::TestParamInfo<HwSet> &info) {
+                         [](const testing::TestParamInfo<HwSet>& info) {
                            return std::string(info.param.name);
                          });

@@ -35,7 +35,7 @@ using testsupport::TempDir;
 
 namespace {
 
-Format fmt_of(const std::string &f) {
+Format fmt_of(const std::string& f) {
   return f == "E5M2" ? Format::e5m2 : Format::e4m3;
 }
 
@@ -43,9 +43,9 @@ Format fmt_of(const std::string &f) {
 template <class F> std::string import_error_of(F f) {
   try {
     f();
-  } catch (const ImportError &e) {
+  } catch (const ImportError& e) {
     return e.what();
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     ADD_FAILURE() << "expected ImportError, got another exception: " << e.what();
     return {};
   }
@@ -53,15 +53,15 @@ template <class F> std::string import_error_of(F f) {
   return {};
 }
 
-std::string id_of(const std::string &set, std::size_t line1) {
+std::string id_of(const std::string& set, std::size_t line1) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%05zu", line1);
   return set + "/" + buf;
 }
 
 // Bit comparison of binary32 patterns through the project's one comparator.
-void expect_bits_eq(const std::vector<std::uint32_t> &want, const std::vector<std::uint32_t> &got,
-                    const char *what) {
+void expect_bits_eq(const std::vector<std::uint32_t>& want, const std::vector<std::uint32_t>& got,
+                    const char* what) {
   ASSERT_EQ(want.size(), got.size()) << what;
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(mmaemu::compare_bits(want[i], got[i], Format::fp32), Mismatch::none)
@@ -77,14 +77,14 @@ struct SetCase {
   testsupport::PresetParams params;
 };
 
-void PrintTo(const SetCase &c, std::ostream *os) {
+void PrintTo(const SetCase& c, std::ostream* os) {
   *os << c.gpu << "/" << c.fmt_a << "x" << c.fmt_b;
 }
 
 class ImportSet : public testing::TestWithParam<SetCase> {};
 
 // A small valid H100/E4M3 set of 5 lines for the error tests.
-SetData small_set(const fs::path &dir, unsigned seed = 3) {
+SetData small_set(const fs::path& dir, unsigned seed = 3) {
   SetSpec s;
   s.n = 5;
   s.seed = seed;
@@ -94,7 +94,7 @@ SetData small_set(const fs::path &dir, unsigned seed = 3) {
 } // namespace
 
 TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
-  const SetCase &sc = GetParam();
+  const SetCase& sc = GetParam();
   TempDir dir("imp");
   SetSpec spec;
   spec.gpu = sc.gpu;
@@ -107,7 +107,7 @@ TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
 
   const Recording rec = import_public_set(set.dir);
   ASSERT_EQ(rec.mma.size(), 1u);
-  const MmaBatch &b = rec.mma[0];
+  const MmaBatch& b = rec.mma[0];
   EXPECT_EQ(b.name, sc.name);
   EXPECT_EQ(b.preset, sc.preset);
   EXPECT_EQ(b.c_policy, sc.c_policy);
@@ -118,7 +118,7 @@ TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
   for (std::size_t i = 0; i < spec.n; ++i)
     ASSERT_EQ(b.ids[i], id_of(sc.name, i + 1));
   EXPECT_EQ(b.attrs.at("gpu"), sc.gpu);
-  for (const fs::path &p : {set.a, set.b, set.c, set.d}) {
+  for (const fs::path& p : {set.a, set.b, set.c, set.d}) {
     const std::string key = "sha256:" + p.filename().string();
     ASSERT_TRUE(b.attrs.count(key)) << key;
     EXPECT_EQ(b.attrs.at(key), sha256_file(p)) << key;
@@ -134,7 +134,7 @@ TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
   EXPECT_EQ(r.passed, spec.n);
   EXPECT_EQ(r.failed, 0u);
   EXPECT_EQ(r.errors, 0u);
-  for (const auto &c : r.results) {
+  for (const auto& c : r.results) {
     ASSERT_EQ(c.outcome, Outcome::pass)
         << c.id << ": expected " << mmaemu::decompose_bits(c.expected, Format::fp32) << ", actual "
         << mmaemu::decompose_bits(c.actual, Format::fp32);
@@ -142,7 +142,7 @@ TEST_P(ImportSet, RecordsPresetPolicyIdsHashesAndReplaysWithoutFailures) {
 }
 
 TEST_P(ImportSet, FlippedDLineFailsExactlyThatCase) {
-  const SetCase &sc = GetParam();
+  const SetCase& sc = GetParam();
   TempDir dir("imp");
   SetSpec spec;
   spec.gpu = sc.gpu;
@@ -162,7 +162,7 @@ TEST_P(ImportSet, FlippedDLineFailsExactlyThatCase) {
   EXPECT_EQ(r.passed, spec.n - 1);
   EXPECT_EQ(r.failed, 1u);
   for (std::size_t i = 0; i < spec.n; ++i) {
-    const auto &c = r.results[i];
+    const auto& c = r.results[i];
     if (i == line1 - 1) {
       EXPECT_EQ(c.outcome, Outcome::fail);
       EXPECT_EQ(c.id, id_of(sc.name, line1));
@@ -190,7 +190,7 @@ INSTANTIATE_TEST_SUITE_P(
                             testsupport::b200_params()},
                     SetCase{"H100", "E4M3", "E5M2", "hopper", "zero", "H100_E4M3xE5M2",
                             testsupport::hopper_params()}),
-    [](const testing::TestParamInfo<SetCase> &info) {
+    [](const testing::TestParamInfo<SetCase>& info) {
       return info.param.gpu + "_" + info.param.fmt_a + "_" + info.param.fmt_b;
     });
 
@@ -202,7 +202,7 @@ TEST(ImportPublic, CrlfLineEndingsAndTrailingSpacesAreAccepted) {
   spec.params = testsupport::ada_params();
   const SetData plain = testsupport::write_set(dir / "plain", spec);
   const SetData crlf = testsupport::write_set(dir / "crlf", spec);
-  for (const fs::path &p : {crlf.a, crlf.b, crlf.c, crlf.d}) {
+  for (const fs::path& p : {crlf.a, crlf.b, crlf.c, crlf.d}) {
     std::vector<std::string> lines = testsupport::read_lines(p);
     for (std::size_t i = 0; i < lines.size(); ++i)
       lines[i] += i % 2 ? "  " : " \t";
@@ -213,7 +213,7 @@ TEST(ImportPublic, CrlfLineEndingsAndTrailingSpacesAreAccepted) {
   const Recording want = import_public_set(plain.dir);
   const Recording got = import_public_set(crlf.dir);
   ASSERT_EQ(got.mma.size(), 1u);
-  const MmaBatch &b = got.mma[0];
+  const MmaBatch& b = got.mma[0];
   EXPECT_EQ(b.ids, want.mma[0].ids);
   EXPECT_EQ(b.a, plain.a_codes);
   EXPECT_EQ(b.b, plain.b_codes);
@@ -226,7 +226,7 @@ TEST(ImportPublic, UpperCaseHexIsAccepted) {
   TempDir dir("imp");
   const SetData set = small_set(dir / "set");
   std::string text = testsupport::read_text(set.a);
-  for (char &ch : text)
+  for (char& ch : text)
     ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   testsupport::write_text(set.a, text);
   const Recording rec = import_public_set(set.dir);
@@ -327,7 +327,7 @@ TEST(ImportPublic, DifferingLineCountsNameTheFiles) {
     SCOPED_TRACE(which);
     TempDir dir("imp");
     const SetData set = small_set(dir / "set");
-    const fs::path &p = which == 0 ? set.b : which == 1 ? set.c : set.d;
+    const fs::path& p = which == 0 ? set.b : which == 1 ? set.c : set.d;
     auto lines = testsupport::read_lines(p);
     lines.pop_back();
     testsupport::write_lines(p, lines);
@@ -398,7 +398,7 @@ TEST(ImportPublic, PresetOptionMakesUnknownGpuImportable) {
   opt.preset = "hopper";
   const Recording rec = import_public_set(set.dir, opt);
   ASSERT_EQ(rec.mma.size(), 1u);
-  const MmaBatch &b = rec.mma[0];
+  const MmaBatch& b = rec.mma[0];
   EXPECT_EQ(b.name, "TPUv5_E4M3");
   EXPECT_EQ(b.preset, "hopper");
   EXPECT_EQ(b.c_policy, "from_file");
@@ -420,14 +420,14 @@ TEST(ImportPublic, PresetOptionOverridesTheGpuMapping) {
   ImportOptions opt;
   opt.preset = "ada";
   const Recording rec = import_public_set(set.dir, opt);
-  const MmaBatch &b = rec.mma.at(0);
+  const MmaBatch& b = rec.mma.at(0);
   EXPECT_EQ(b.preset, "ada");
   EXPECT_EQ(b.c_policy, "zero");
   EXPECT_EQ(replay_batch(b, "synthetic").failed, 0u);
 }
 
 TEST(MapGpu, HopperNames) {
-  for (const char *g : {"H100", "H200", "GH200", "h100"}) {
+  for (const char* g : {"H100", "H200", "GH200", "h100"}) {
     const auto m = map_gpu(g);
     ASSERT_TRUE(m.has_value()) << g;
     EXPECT_EQ(m->preset, "hopper") << g;
@@ -436,7 +436,7 @@ TEST(MapGpu, HopperNames) {
 }
 
 TEST(MapGpu, AdaNames) {
-  for (const char *g : {"Ada", "L40S", "RTX4060"}) {
+  for (const char* g : {"Ada", "L40S", "RTX4060"}) {
     const auto m = map_gpu(g);
     ASSERT_TRUE(m.has_value()) << g;
     EXPECT_EQ(m->preset, "ada") << g;
@@ -452,6 +452,6 @@ TEST(MapGpu, B200IsB200MmaSync) {
 }
 
 TEST(MapGpu, UnknownNamesMapToNothing) {
-  for (const char *g : {"TPUv5", "", "MI300X", "A100", "RTX5090"})
+  for (const char* g : {"TPUv5", "", "MI300X", "A100", "RTX5090"})
     EXPECT_FALSE(map_gpu(g).has_value()) << g;
 }

@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "mmaemu/emulator/errors.hpp"
-#include "mmaemu/support/process.hpp"
 #include "mmaemu/reports/clock.hpp"
+#include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness {

@@ -15,13 +15,13 @@
 namespace mmaemu {
 
 struct AccumulateOptions {
-  std::string profile;                    // name; empty: $MMAEMU_PROFILE or "hopper"
-  const Profile* profile_ptr = nullptr;   // a Profile object (overrides `profile`)
-  SplitKRequest splitk;                   // default "auto"
+  std::string profile;                  // name; empty: $MMAEMU_PROFILE or "hopper"
+  const Profile* profile_ptr = nullptr; // a Profile object (overrides `profile`)
+  SplitKRequest splitk;                 // default "auto"
   std::string backend = "auto";
   Format out_dtype_for_split = Format::fp32;
-  unsigned threads = 0;                   // 0: all hardware threads
-  bool layout_std = false;                // the call has scaled_mm's standard layout
+  unsigned threads = 0;    // 0: all hardware threads
+  bool layout_std = false; // the call has scaled_mm's standard layout
   // scaled_mm's (scale_a, scale_b) bits: applied to each partial before the reduction when
   // the decision plan.alpha_before_reduction is set (the result is then already scaled).
   std::optional<std::pair<std::uint32_t, std::uint32_t>> scales_before_reduction;
@@ -40,4 +40,4 @@ const Profile& profile_of(const AccumulateOptions& opt);
 // for "cuda" and "cuda:<kernel>" (no CUDA backend in this build) and ValueError for others.
 std::string select_backend(const std::string& requested);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -19,7 +19,7 @@ struct Fp8Operand {
   std::uint8_t mant;
   std::int8_t ea;
   std::uint8_t neg;
-  std::uint8_t cls;  // ValueClass
+  std::uint8_t cls; // ValueClass
 };
 
 inline constexpr int kZeroExp = -100;
@@ -43,8 +43,8 @@ struct BlockContext {
   const Fp8Operand* ta;
   const Fp8Operand* tb;
   const Preset* preset;
-  int s0;  // frac - frac_bits(a) - frac_bits(b): a product's shift when its exponent is E
-  int G;   // max(s0, 0): products are pre-shifted left by G so every shift is a right shift
+  int s0; // frac - frac_bits(a) - frac_bits(b): a product's shift when its exponent is E
+  int G;  // max(s0, 0): products are pre-shifted left by G so every shift is a right shift
 
   BlockContext(Format fa, Format fb, const Preset& p);
 };
@@ -53,4 +53,4 @@ struct BlockContext {
 std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
                         int n, std::uint32_t c_bits);
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

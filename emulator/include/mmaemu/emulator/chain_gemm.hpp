@@ -33,4 +33,4 @@ void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Pr
 void chain_gemm_simple(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
                        std::uint32_t* out, std::size_t ldo);
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

@@ -11,8 +11,8 @@
 namespace mmaemu {
 
 enum class NanPolicy {
-  bits,  // NaNs must have the same bits
-  mask,  // any NaN matches any NaN (only against references that do not canonicalise NaN)
+  bits, // NaNs must have the same bits
+  mask, // any NaN matches any NaN (only against references that do not canonicalise NaN)
 };
 
 // Why two codes differ, or `none`.
@@ -27,4 +27,4 @@ Mismatch compare_bits(std::uint32_t expected, std::uint32_t actual, Format f,
 // A code in decomposed hex: "0x3f700000 (s=0 e=0x7e f=0x700000)".
 std::string decompose_bits(std::uint32_t code, Format f);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -21,4 +21,4 @@ double decode_to_double(Format f, std::uint32_t code);
 // and importers. Returns false if the value is not exactly a binary32.
 bool binary32_bits_of(double v, std::uint32_t& bits);
 
-}  // namespace mmaemu
+} // namespace mmaemu

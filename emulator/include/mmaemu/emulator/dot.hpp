@@ -28,7 +28,6 @@ std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t>
 // `rows` chains of length K: a and b are [rows][K] row-major, c is [rows] binary32 bits or
 // null (+0), out is [rows].
 void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
-              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt,
-              std::uint32_t* out);
+              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt, std::uint32_t* out);
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

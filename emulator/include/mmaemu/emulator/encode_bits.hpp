@@ -11,8 +11,8 @@ namespace mmaemu {
 
 // What a finite value beyond the largest finite value becomes.
 enum class Overflow : std::uint8_t {
-  saturate,  // satfinite: +-max finite (and +-Inf inputs too); NaN stays NaN
-  infinity,  // +-Inf where the format has it; the canonical NaN for e4m3 (no Inf)
+  saturate, // satfinite: +-max finite (and +-Inf inputs too); NaN stays NaN
+  infinity, // +-Inf where the format has it; the canonical NaN for e4m3 (no Inf)
 };
 
 // Rounds (-1)^neg * (sig * 2^exp + a positive amount below 2^exp if `sticky`) to format f,
@@ -27,4 +27,4 @@ std::uint32_t encode_exact_bits(Format f, const Exact& x, Overflow ov);
 std::uint32_t encode_binary64_bits(Format f, double v, Overflow ov);
 std::uint32_t encode_binary32_bits(Format f, std::uint32_t fp32_bits, Overflow ov);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -9,44 +9,44 @@ namespace mmaemu {
 
 // Base of every mmaemu error.
 class MmaemuError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
   virtual const char* class_name() const noexcept { return "MmaemuError"; }
 };
 
 // An argument has a bad value (the seed's ValueError).
 class ValueError : public MmaemuError {
- public:
+public:
   using MmaemuError::MmaemuError;
   const char* class_name() const noexcept override { return "ValueError"; }
 };
 
 // torch 2.7.1 or the profile's cuBLAS rejects the call.
 class ReferenceRejectsError : public MmaemuError {
- public:
+public:
   using MmaemuError::MmaemuError;
   const char* class_name() const noexcept override { return "ReferenceRejectsError"; }
 };
 
 // Bias, row-wise scales, grad mode, uncharacterised preset features.
 class UnsupportedFeatureError : public MmaemuError {
- public:
+public:
   using MmaemuError::MmaemuError;
   const char* class_name() const noexcept override { return "UnsupportedFeatureError"; }
 };
 
 // splitk="auto" cannot decide.
 class SplitKUnknownError : public MmaemuError {
- public:
+public:
   using MmaemuError::MmaemuError;
   const char* class_name() const noexcept override { return "SplitKUnknownError"; }
 };
 
 // An explicitly requested backend cannot serve the call.
 class BackendUnavailableError : public MmaemuError {
- public:
+public:
   using MmaemuError::MmaemuError;
   const char* class_name() const noexcept override { return "BackendUnavailableError"; }
 };
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -11,8 +11,8 @@ enum class ValueClass : std::uint8_t { zero, finite, inf, nan };
 struct Exact {
   bool neg = false;
   ValueClass cls = ValueClass::zero;
-  std::uint64_t sig = 0;  // finite: > 0
-  int exp = 0;            // finite: value = sig * 2^exp
+  std::uint64_t sig = 0; // finite: > 0
+  int exp = 0;           // finite: value = sig * 2^exp
 };
 
-}  // namespace mmaemu
+} // namespace mmaemu

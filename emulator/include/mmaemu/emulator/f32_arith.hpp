@@ -13,4 +13,4 @@ inline constexpr std::uint32_t kF32CanonicalNaN = 0x7FFFFFFFu;
 std::uint32_t f32_add_bits(std::uint32_t a, std::uint32_t b);
 std::uint32_t f32_mul_bits(std::uint32_t a, std::uint32_t b);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -13,22 +13,22 @@ enum class Format : std::uint8_t { e4m3, e5m2, fp16, bf16, fp32 };
 
 // How a format spells Inf and NaN.
 enum class Specials : std::uint8_t {
-  ieee,    // all-ones exponent: Inf (fraction 0) and NaN (fraction != 0)
-  fn_nan,  // torch float8_e4m3fn: no Inf; only S.1111.111 is NaN
+  ieee,   // all-ones exponent: Inf (fraction 0) and NaN (fraction != 0)
+  fn_nan, // torch float8_e4m3fn: no Inf; only S.1111.111 is NaN
 };
 
 struct FormatSpec {
   Format format;
-  const char* name;        // short name: "e4m3", "e5m2", "fp16", "bf16", "fp32"
-  const char* torch_name;  // torch dtype: "float8_e4m3fn", ...
-  int width;               // bits in a code
+  const char* name;       // short name: "e4m3", "e5m2", "fp16", "bf16", "fp32"
+  const char* torch_name; // torch dtype: "float8_e4m3fn", ...
+  int width;              // bits in a code
   int exp_bits;
   int frac_bits;
   int bias;
   Specials specials;
-  std::uint32_t canonical_nan;  // the code mmaemu writes for any NaN
+  std::uint32_t canonical_nan; // the code mmaemu writes for any NaN
 
-  int emin() const { return 1 - bias; }  // exponent of the smallest normal
+  int emin() const { return 1 - bias; } // exponent of the smallest normal
   // Exponent of the largest finite value.
   int emax() const { return (1 << exp_bits) - 1 - bias - (specials == Specials::ieee ? 1 : 0); }
   std::uint32_t code_mask() const { return width == 32 ? 0xFFFFFFFFu : (1u << width) - 1u; }
@@ -43,8 +43,12 @@ const FormatSpec& spec(Format f);
 std::optional<Format> parse_format(std::string_view name);
 
 // The short name of a format ("e4m3").
-inline const char* format_name(Format f) { return spec(f).name; }
+inline const char* format_name(Format f) {
+  return spec(f).name;
+}
 
-inline bool is_fp8(Format f) { return f == Format::e4m3 || f == Format::e5m2; }
+inline bool is_fp8(Format f) {
+  return f == Format::e4m3 || f == Format::e5m2;
+}
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -15,7 +15,7 @@
 
 namespace mmaemu::model {
 
-using KRange = std::pair<std::size_t, std::size_t>;  // [k0, k1)
+using KRange = std::pair<std::size_t, std::size_t>; // [k0, k1)
 
 struct PlanDecisions {
   // plan.split_layout: the K ranges of the S parts of a split.
@@ -45,13 +45,13 @@ const PlanDecisions& default_decisions();
 // Swaps decisions for the lifetime of the object (tests, mutants). Not thread-safe against
 // concurrent GEMMs.
 class ScopedDecisions {
- public:
+public:
   explicit ScopedDecisions(const PlanDecisions& d);
   ~ScopedDecisions();
   ScopedDecisions(const ScopedDecisions&) = delete;
   ScopedDecisions& operator=(const ScopedDecisions&) = delete;
 
- private:
+private:
   PlanDecisions saved_;
 };
 
@@ -68,9 +68,10 @@ const std::vector<DecisionInfo>& list_decisions();
 std::vector<KRange> split_layout_contiguous16(std::size_t K, int S, const Preset& p);
 std::vector<KRange> slow_chunks_from_part_start(KRange part, int chunk);
 std::uint32_t promote_fp32_add(std::uint32_t acc, std::uint32_t chunk);
-std::uint32_t reduce_fp32_by_scheme(const std::uint32_t* partials, int S, const std::string& scheme);
+std::uint32_t reduce_fp32_by_scheme(const std::uint32_t* partials, int S,
+                                    const std::string& scheme);
 std::uint32_t scale_alpha_first(std::uint32_t acc, std::uint32_t scale_a, std::uint32_t scale_b);
 std::uint32_t scale_result_multiply(std::uint32_t d, std::uint32_t scale_result);
 std::uint32_t convert_rne_fp8_satfinite(std::uint32_t d, Format out);
 
-}  // namespace mmaemu::model
+} // namespace mmaemu::model

@@ -20,18 +20,18 @@ const char* block_rounding_name(BlockRounding r);
 
 struct Preset {
   std::string name;
-  int nfma = 16;      // terms per block
-  int frac = 13;      // fraction bits kept for terms (alignment truncation), <= kMaxFrac
-  int frac_out = 13;  // fraction bits of a block result, <= 23
+  int nfma = 16;     // terms per block
+  int frac = 13;     // fraction bits kept for terms (alignment truncation), <= kMaxFrac
+  int frac_out = 13; // fraction bits of a block result, <= 23
   BlockRounding rounding = BlockRounding::toward_zero;
-  int min_exp = -132;  // lower bound of the block's alignment exponent E
-  bool late_c = false;  // c added after the product sum instead of inside the alignment
-  std::optional<int> slow_chunk;  // slow accumulation chunk (elements); none: raises
+  int min_exp = -132;            // lower bound of the block's alignment exponent E
+  bool late_c = false;           // c added after the product sum instead of inside the alignment
+  std::optional<int> slow_chunk; // slow accumulation chunk (elements); none: raises
   Maturity maturity = Maturity::custom;
   std::string validated_scope;
   std::string evidence;
 
-  static constexpr int kMaxFrac = 48;   // the integer core's exact range
+  static constexpr int kMaxFrac = 48; // the integer core's exact range
   static constexpr int kMaxNfma = 256;
 };
 
@@ -54,4 +54,4 @@ Preset make_custom_preset(std::string name, int nfma, int frac, int frac_out,
                           BlockRounding rounding, int min_exp, bool late_c = false,
                           std::optional<int> slow_chunk = std::nullopt);
 
-}  // namespace mmaemu
+} // namespace mmaemu

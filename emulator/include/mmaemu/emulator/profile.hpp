@@ -22,8 +22,8 @@ struct SplitKEntry {
   bool fast = false;
   int S = 1;
   std::string scheme = "none";
-  bool verified = false;       // replayed on hardware (a GEMM recording confirms the plan)
-  std::string evidence;        // the recording or query it came from
+  bool verified = false; // replayed on hardware (a GEMM recording confirms the plan)
+  std::string evidence;  // the recording or query it came from
 };
 
 struct SplitKTable {
@@ -34,15 +34,15 @@ struct SplitKTable {
 
 // An envelope: a rule that infers S = 1 for calls inside it when the table has no entry.
 struct SplitKEnvelope {
-  std::int64_t min_mn = 0;      // M * N at least this
-  std::int64_t max_k = 0;       // K at most this
-  bool validated = false;       // passed its held-out test (else UnvalidatedEnvelopeWarning)
+  std::int64_t min_mn = 0; // M * N at least this
+  std::int64_t max_k = 0;  // K at most this
+  bool validated = false;  // passed its held-out test (else UnvalidatedEnvelopeWarning)
   std::string evidence;
 };
 
 // A call that the profile's cuBLAS rejects although torch's checks pass.
 struct RejectRule {
-  std::optional<Format> a, b, out;  // none: any
+  std::optional<Format> a, b, out; // none: any
   std::string message;
 };
 
@@ -50,15 +50,15 @@ struct Profile {
   std::string name;
   std::string preset;
   std::string gpu_name;
-  std::string capability;  // "8.9"
+  std::string capability; // "8.9"
   int sm_count = 0;
   std::string cublaslt_version;
-  std::string caller;      // "torch._scaled_mm" or "transformer_engine"
+  std::string caller; // "torch._scaled_mm" or "transformer_engine"
   std::string torch_version;
   std::int64_t workspace_bytes = 0;
   int align = 16;
   SplitKTable splitk_table;
-  std::vector<std::string> split_schemes;  // the S > 1 schemes of this platform
+  std::vector<std::string> split_schemes; // the S > 1 schemes of this platform
   std::vector<RejectRule> rejects;
   Maturity maturity = Maturity::custom;
   std::string splitk_maturity;
@@ -81,4 +81,4 @@ std::vector<std::string> list_profiles();
 Profile parse_profile_json(const std::string& json_text);
 SplitKTable parse_splitk_table_json(const std::string& json_text);
 
-}  // namespace mmaemu
+} // namespace mmaemu

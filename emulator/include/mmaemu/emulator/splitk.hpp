@@ -39,18 +39,18 @@ std::string splitk_request_text(const SplitKRequest& r);
 struct SplitDecision {
   int S = 1;
   std::string scheme = "none";
-  std::string source;   // "explicit", "workspace0", "table", "live-query", "envelope"
-  bool verified = false;  // this kind of decision was replayed on hardware
+  std::string source;    // "explicit", "workspace0", "table", "live-query", "envelope"
+  bool verified = false; // this kind of decision was replayed on hardware
   std::string table_id;
   std::string note;
-  std::vector<Warning> warnings;  // the warnings this decision emits (or would, when dry)
+  std::vector<Warning> warnings; // the warnings this decision emits (or would, when dry)
 };
 
 struct SplitKQuery {
   std::int64_t M = 0, N = 0, K = 0;
   Format a_dtype = Format::e4m3, b_dtype = Format::e4m3, out_dtype = Format::bf16;
   bool use_fast_accum = false;
-  bool layout_std = true;  // the standard scaled_mm layout (tables are keyed by it)
+  bool layout_std = true; // the standard scaled_mm layout (tables are keyed by it)
 };
 
 // The split-K decision for a call on the profile's platform, in the order explicit,
@@ -63,4 +63,4 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& profile,
                              const SplitKRequest& splitk, std::optional<bool> strict = std::nullopt,
                              bool dry = false);
 
-}  // namespace mmaemu
+} // namespace mmaemu

@@ -20,7 +20,7 @@ const char* warning_class_name(WarningClass c);
 
 struct Warning {
   WarningClass cls;
-  std::string key;      // what "once" is counted by
+  std::string key; // what "once" is counted by
   std::string message;
 };
 
@@ -40,4 +40,4 @@ void warn_always(WarningClass cls, const std::string& key, const std::string& me
 // Forgets which keys were emitted (tests).
 void reset_warnings_once();
 
-}  // namespace mmaemu
+} // namespace mmaemu

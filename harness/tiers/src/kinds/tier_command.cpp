@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "mmaemu/support/process.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
+#include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <thread>
 
-#include "mmaemu/support/process.hpp"
-#include "mmaemu/support/digest.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
+#include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {
@@ -35,7 +35,7 @@ public:
 
   // Runs one step; a non-zero exit fails it (and every later step is skipped).
   support::ProcessResult run(const std::string& id, const std::vector<std::string>& argv,
-                    const support::ProcessOptions& base = {}) {
+                             const support::ProcessOptions& base = {}) {
     support::ProcessOptions po = base;
     if (po.timeout_s == 0)
       po.timeout_s = timeout_s_;

@@ -12,15 +12,26 @@ inline std::string markup_escape(const std::string& s) {
   out.reserve(s.size());
   for (unsigned char c : s) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += (c < 0x20 && c != '\n' && c != '\t') ? '?' : static_cast<char>(c);
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += (c < 0x20 && c != '\n' && c != '\t') ? '?' : static_cast<char>(c);
     }
   }
   return out;
 }
 
-}  // namespace mmaemu::reports
+} // namespace mmaemu::reports

@@ -14,8 +14,7 @@ namespace mmaemu::support {
 // Writes `content` to `path`. check_output_path(path, inputs) first. `mode` is the new
 // file's permission bits (0600 for private keys). Throws FileError naming the path.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                       unsigned mode = 0644,
-                       const std::vector<std::filesystem::path>& inputs = {});
+                       unsigned mode = 0644, const std::vector<std::filesystem::path>& inputs = {});
 
 // The same for a writer that needs a file name (HDF5): `write` creates the temporary file
 // it is given; it is then fsync'd and renamed. An exception from `write` propagates after
@@ -29,4 +28,4 @@ void write_file_atomic_with(const std::filesystem::path& path,
 bool write_file_exclusive(const std::filesystem::path& path, std::string_view content,
                           unsigned mode = 0644);
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

@@ -30,4 +30,4 @@ std::string base64_encode(std::string_view bytes);
 // alphabet, padding only at the end, zero pad bits.
 std::optional<std::string> base64_decode(std::string_view text);
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

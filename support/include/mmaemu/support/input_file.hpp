@@ -15,14 +15,14 @@ namespace mmaemu::support {
 // A file that cannot be used as an input or output: the message is one line that starts
 // with the (escaped) path.
 class FileError : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
 // Limits on inputs, stated once (docs/testing.md lists them).
-inline constexpr std::uint64_t kMaxRecordingBytes = 1ull << 30;  // an HDF5 recording
-inline constexpr std::uint64_t kMaxTextBytes = 64ull << 20;      // logs, tier files, text sets
-inline constexpr std::uint64_t kMaxKeyBytes = 64ull << 10;       // PEM keys, signatures
+inline constexpr std::uint64_t kMaxRecordingBytes = 1ull << 30; // an HDF5 recording
+inline constexpr std::uint64_t kMaxTextBytes = 64ull << 20;     // logs, tier files, text sets
+inline constexpr std::uint64_t kMaxKeyBytes = 64ull << 10;      // PEM keys, signatures
 
 // Checks, without opening it for reading and without blocking, that `path` names a regular
 // file (after symlinks) of at most `max_bytes`; returns its size. `what` names the role in
@@ -40,4 +40,4 @@ std::string read_input_file(const std::filesystem::path& path, std::uint64_t max
 void check_output_path(const std::filesystem::path& out,
                        const std::vector<std::filesystem::path>& inputs = {});
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

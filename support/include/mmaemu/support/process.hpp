@@ -14,19 +14,19 @@
 namespace mmaemu::support {
 
 struct ProcessResult {
-  int exit_code = -1;  // the exit status; 128 + signal if killed; -1 if it could not start
+  int exit_code = -1; // the exit status; 128 + signal if killed; -1 if it could not start
   bool timed_out = false;
-  std::string output;  // stdout and stderr, interleaved as written
-  std::string error;   // why it could not start, if it could not
+  std::string output; // stdout and stderr, interleaved as written
+  std::string error;  // why it could not start, if it could not
 };
 
 struct ProcessOptions {
-  std::filesystem::path cwd;  // empty: inherit
+  std::filesystem::path cwd; // empty: inherit
   std::map<std::string, std::string> set_env;
   std::vector<std::string> unset_env;
-  double timeout_s = 0;                             // 0: none
-  std::function<void(const std::string&)> on_line;  // each output line, without '\n'
-  std::size_t max_output = 64u << 20;               // output kept beyond this is dropped
+  double timeout_s = 0;                            // 0: none
+  std::function<void(const std::string&)> on_line; // each output line, without '\n'
+  std::size_t max_output = 64u << 20;              // output kept beyond this is dropped
 
   static ProcessOptions in_dir(const std::filesystem::path& dir) {
     ProcessOptions o;
@@ -47,4 +47,4 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 // The full path of `name` in PATH, if any.
 std::optional<std::filesystem::path> find_program(const std::string& name);
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support

@@ -15,4 +15,4 @@ inline constexpr std::size_t kEchoMax = 64;
 // at most `max` source bytes with "...(N bytes)" appended when cut.
 std::string printable(std::string_view s, std::size_t max = kEchoMax);
 
-}  // namespace mmaemu::support
+} // namespace mmaemu::support
