@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The argument checks of torch._scaled_mm 2.7.1 (aten/src/ATen/native/cuda/Blas.cpp) and of
-// the profile's cuBLASLt, in their order (shared/scaled-mm-facts.md), as a table.
+// the profile's cuBLASLt, in their order (docs/scaled-mm-facts.md), as a table.
 
 #include <sstream>
 

@@ -65,7 +65,7 @@ int run_import(const ImportArgs& args) {
     support::check_output_path(args.out, set_inputs(args.set_dir));
     const recordings::Recording rec = recordings::import_public_set(args.set_dir, opt);
     support::check_output_path(args.out, set_inputs(args.set_dir));
-    recordings::write_recording(args.out, rec);
+    recordings::write_recording(args.out, rec, set_inputs(args.set_dir));
     for (const auto& b : rec.mma) {
       std::printf("imported %s: %zu cases, K = %u, %s x %s, preset %s, c %s -> %s\n",
                   shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
@@ -154,8 +154,9 @@ void add_recordings(CLI::App& app, int& exit_code) {
   rec->require_subcommand(1);
 
   auto args = std::make_shared<ImportArgs>();
-  CLI::App* imp = rec->add_subcommand(
-      "import-public", "Convert a set in the layout of shared/truth-public/ into a recording");
+  CLI::App* imp =
+      rec->add_subcommand("import-public", "Convert a set in the layout of the public hardware "
+                                           "vectors (docs/recordings.md) into a recording");
   imp->add_option("set_dir", args->set_dir, "Folder with a_/b_/c_/d_ files of one set")->required();
   imp->add_option("--out", args->out, "Recording to write (.h5)")->required();
   imp->add_option("--preset", args->preset,
