@@ -1,0 +1,1 @@
+yGS9hkvb8/nJ/iL2fXwPg/9BRu65U8hMFubu6a9sdUIrU5vVjjpPDToDJ19Tj4fk3pguF5Twyalr4MO/CvTFAQ==

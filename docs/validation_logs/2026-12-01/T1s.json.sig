@@ -1,0 +1,1 @@
+QnaTIRUA46cbg++xn7TBD7euTUvZpobZxvDqQDGLhss7AUbxyq5a7XTFTtARlXWr0bqJaOdvh4I6G7TDtIIeBw==

@@ -1,0 +1,1 @@
+J11RX032lgfvxYntBhq+P7LMwnt3Dib+GWdh20if+5qRJK8QtYP0p5ur4swkW/+cVOwkPgrXYpQqBVwiZA15CA==

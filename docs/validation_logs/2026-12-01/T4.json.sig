@@ -1,0 +1,1 @@
+tGM79ygtW/Fq8VT8J4iUPOAPK+F5+wk2ztvHeV5Lu2VkfUPchnffW4BsuPGk61a5UjgJhTc4gTu+Ba+e+yM5Bg==

@@ -1,0 +1,1 @@
+sMv8eUdAyu5pMAB3nO10EhKUHXy8s2fE+1p51horptUqyztEvIVqaNryxjrlcWwh96fCoOD+J4qhd8cwsTY8Bw==
