@@ -19,41 +19,14 @@
 #include <unistd.h>
 
 #include "ref_chain.hpp"
+#include "temp_dir.hpp"
 
 namespace testsupport {
 
 namespace fs = std::filesystem;
 
-// A fresh, empty folder under the system temporary folder, removed with its contents.
-class TempDir {
-public:
-  explicit TempDir(const std::string& tag = "t") {
-    static std::atomic<unsigned> counter{0};
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      const fs::path p = fs::temp_directory_path() /
-                         ("mmaemu_" + tag + "_" + std::to_string(::getpid()) + "_" +
-                          std::to_string(counter++) + "_" + std::to_string(rd() % 1000000u));
-      if (fs::create_directory(p)) {
-        path_ = p;
-        return;
-      }
-    }
-    throw std::runtime_error("cannot create a temporary folder");
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-  fs::path path_;
-};
+// The one temporary-folder helper of the tests (temp_dir.hpp).
+using TempDir = mmaemu::testing::TempDir;
 
 // Names of the entries of a folder (hidden ones included), sorted.
 inline std::vector<std::string> entries(const fs::path& dir) {

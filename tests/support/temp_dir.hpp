@@ -13,9 +13,10 @@ namespace mmaemu::testing {
 
 class TempDir {
 public:
-  TempDir() {
+  // `tag` (a plain word) goes into the folder's name, to tell tests' leftovers apart.
+  explicit TempDir(const std::string& tag = "test") {
     const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-test-XXXXXX";
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-" + tag + "-XXXXXX";
     if (!::mkdtemp(templ.data()))
       throw std::runtime_error("mkdtemp failed for " + templ);
     path_ = templ;

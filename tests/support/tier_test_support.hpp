@@ -14,32 +14,14 @@
 
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/support/process.hpp"
+#include "temp_dir.hpp"
 
 namespace tiertest {
 
 namespace fs = std::filesystem;
 
-class TempDir {
-public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/mmaemu-tiertest-XXXXXX";
-    if (!::mkdtemp(templ.data()))
-      throw std::runtime_error("mkdtemp failed: " + templ);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-  fs::path path_;
-};
+// The one temporary-folder helper of the tests (temp_dir.hpp).
+using TempDir = mmaemu::testing::TempDir;
 
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
