@@ -18,9 +18,12 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: replay every committed hardware recording on the reference backend, with a
-# validation log of the T1 tier (signed when MMAEMU_SIGNING_KEY names a private key).
+# validation log of the T1 tier (signed when MMAEMU_SIGNING_KEY names a private key) under
+# $(BUILD)/validation_logs/: the committed docs/validation_logs/ only receive logs on purpose
+# (make tier-T1), and every log there must verify (make test checks it).
 run: build
-	@$(BUILD)/harness/mmaemu tier run T1 --build-dir $(BUILD) >$(BUILD)/run-T1.txt 2>&1 || \
+	@$(BUILD)/harness/mmaemu tier run T1 --build-dir $(BUILD) --log-dir $(BUILD)/validation_logs \
+	  >$(BUILD)/run-T1.txt 2>&1 || \
 	  { cat $(BUILD)/run-T1.txt; exit 1; }
 	@grep '^log:' $(BUILD)/run-T1.txt
 	@$(BUILD)/harness/mmaemu replay --backend reference recordings/data/public/*.h5
