@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <span>
 
+#include "mmaemu/emulator/backend.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/chain_gemm.hpp"
 #include "mmaemu/emulator/dot.hpp"
@@ -75,26 +76,7 @@ const Profile& profile_of(const AccumulateOptions& opt) {
 }
 
 std::string select_backend(const std::string& requested) {
-  std::string b = requested;
-  if (b == "auto") {
-    if (const char* env = std::getenv("MMAEMU_BACKEND"); env && *env)
-      b = env;
-  }
-  if (b == "auto" || b == "reference")
-    return "reference";
-  if (b == "cuda" || b.rfind("cuda:", 0) == 0) {
-    const std::string kernel = b.size() > 5 ? b.substr(5) : "";
-    if (!kernel.empty() && kernel != "v1" && kernel != "v4" && kernel != "v9" && kernel != "tc3" &&
-        kernel != "h1" && kernel != "h4") {
-      throw ValueError("backend '" + requested + "': unknown CUDA kernel '" + kernel +
-                       "' (v1, v4, v9, tc3, h1, h4)");
-    }
-    throw BackendUnavailableError("backend '" + b +
-                                  "' is unavailable: this build has no CUDA backend and no "
-                                  "CUDA device is visible");
-  }
-  throw ValueError("backend '" + requested +
-                   "' is not auto, reference, cuda or cuda:<v1|v4|v9|tc3|h1|h4>");
+  return reference_only_backend({requested, nullptr, {}}).name;
 }
 
 Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
@@ -110,7 +92,9 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   check_gemm_size(M, N, K); // before anything of the call's size is allocated
   const Profile& profile = profile_of(opt);
   const Preset& preset = get_preset(profile.preset);
-  select_backend(opt.backend);
+  const ChainBackend backend = choose_backend({opt.backend, &preset, {a.dtype(), b.dtype()}});
+  if (opt.backend_used)
+    *opt.backend_used = backend.name;
 
   SplitKQuery q{
       M, N, K, a.dtype(), b.dtype(), opt.out_dtype_for_split, use_fast_accum, opt.layout_std};
@@ -152,15 +136,21 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   }
   std::vector<std::uint32_t> partials(parts.size() * MN, 0u);
   std::vector<std::uint32_t> chunk(MN);
+  auto chain = [&](std::size_t k0, std::size_t k1, std::uint32_t* dst) {
+    if (backend.chain)
+      backend.chain(op, k0, k1, dst, op.N);
+    else
+      model::chain_gemm(op, k0, k1, preset, dst, op.N, opt.threads);
+  };
   for (std::size_t s = 0; s < parts.size(); ++s) {
     std::uint32_t* part = partials.data() + s * MN;
     if (parts[s].first >= parts[s].second)
       continue; // an empty part is +0
     if (use_fast_accum) {
-      model::chain_gemm(op, parts[s].first, parts[s].second, preset, part, op.N, opt.threads);
+      chain(parts[s].first, parts[s].second, part);
     } else {
       for (const auto& c : dec.slow_chunks(parts[s], *preset.slow_chunk)) {
-        model::chain_gemm(op, c.first, c.second, preset, chunk.data(), op.N, opt.threads);
+        chain(c.first, c.second, chunk.data());
         for (std::size_t i = 0; i < MN; ++i)
           part[i] = dec.promote(part[i], chunk[i]);
       }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/emulator/explain.hpp"
 
+#include "mmaemu/emulator/backend.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace mmaemu {
@@ -54,9 +56,10 @@ CallPlan explain(const ScaledMmCall& call) {
 
   // Backend selection: the CUDA kernels are tried first under "auto" on a CUDA device.
   try {
-    plan.backend = select_backend(call.backend);
-    plan.fallbacks.push_back("cuda: no CUDA backend in this build and no CUDA device; the "
-                             "reference model runs");
+    const ChainBackend chosen = choose_backend(
+        {call.backend, &get_preset(profile->preset), {call.input.dtype(), call.mat2.dtype()}});
+    plan.backend = chosen.name;
+    plan.fallbacks = chosen.fallbacks;
   } catch (const MmaemuError& e) {
     fail(plan, e);
     return plan;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/emulator/scaled_mm.hpp"
 
+#include "mmaemu/emulator/backend.hpp"
+
 #include "mmaemu/emulator/plan_decisions.hpp"
 
 namespace mmaemu {
@@ -49,7 +51,8 @@ Tensor scaled_mm(const ScaledMmCall& call) {
   Tensor result = Tensor::zeros(out_dtype, {M, N});
   if (K == 0) {
     // torch zero-fills the output and runs no kernel; the split-K decision is still made.
-    select_backend(call.backend);
+    choose_backend(
+        {call.backend, &get_preset(profile.preset), {call.input.dtype(), call.mat2.dtype()}});
     resolve_splitk(
         {M, N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum, true},
         profile, call.splitk);

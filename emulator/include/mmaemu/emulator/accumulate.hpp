@@ -25,6 +25,7 @@ struct AccumulateOptions {
   // scaled_mm's (scale_a, scale_b) bits: applied to each partial before the reduction when
   // the decision plan.alpha_before_reduction is set (the result is then already scaled).
   std::optional<std::pair<std::uint32_t, std::uint32_t>> scales_before_reduction;
+  std::string* backend_used = nullptr; // receives the name of the backend that ran
 };
 
 // a is [M, K] and b is [N, K], FP8 (any layout, alignment and K). use_fast_accum has no
@@ -36,8 +37,9 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
 // The profile an options object names.
 const Profile& profile_of(const AccumulateOptions& opt);
 
-// The backend that would run: "reference" for "auto" and "reference"; BackendUnavailableError
-// for "cuda" and "cuda:<kernel>" (no CUDA backend in this build) and ValueError for others.
+// The reference-only check of a backend name (backend.hpp, reference_only_backend): "reference"
+// for "auto" and "reference"; BackendUnavailableError for "cuda" and "cuda:<kernel>" and
+// ValueError for others. accumulate selects through choose_backend.
 std::string select_backend(const std::string& requested);
 
 } // namespace mmaemu

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/kernels/kernel_spec.hpp"
+
+#include <array>
+
+namespace mmaemu::kernels {
+
+namespace {
+
+// Release architectures (seed 000's table): SASS for each, PTX for the lowest.
+constexpr std::array<int, 7> kSassFrom75{75, 80, 86, 89, 90, 100, 120};
+constexpr std::array<int, 6> kSassFrom80{80, 86, 89, 90, 100, 120};
+// Where T3 passed on hardware (seed 000, "Validation status"). sm_90 is not listed: the
+// full device-independence suite has not run on an H100 or H200 yet.
+constexpr std::array<int, 2> kValidatedAda{89, 120};
+constexpr std::array<int, 2> kValidatedHopper{89, 120};
+
+constexpr std::uint64_t kKMax1 = std::uint64_t{1} << 30;
+constexpr std::uint64_t kKMax4 = std::uint64_t{1} << 24;
+
+constexpr std::array<KernelSpec, 4> kSpecs{{
+    {"v4", "ada", "v4.cu", "mmaemu_v4_e4m3e4m3", 128, 128, 256, 36864, 80, kSassFrom80, 80, kKMax4,
+     20, false, kValidatedAda, 4},
+    {"v1", "ada", "v1.cu", "mmaemu_v1_e4m3e4m3", 64, 64, 256, 0, 75, kSassFrom75, 75, kKMax1, 10,
+     false, kValidatedAda, 4},
+    {"h4", "hopper", "h4.cu", "mmaemu_h4_e4m3e4m3", 128, 128, 256, 73728, 80, kSassFrom80, 80,
+     kKMax4, 20, false, kValidatedHopper, 4},
+    {"h1", "hopper", "h1.cu", "mmaemu_h1_e4m3e4m3", 64, 64, 256, 0, 75, kSassFrom75, 75, kKMax1, 10,
+     false, kValidatedHopper, 4},
+}};
+
+constexpr std::array<std::string_view, 6> kKnownNames{"v1", "v4", "v9", "tc3", "h1", "h4"};
+
+} // namespace
+
+std::span<const KernelSpec> kernel_specs() {
+  return kSpecs;
+}
+
+const KernelSpec* find_kernel_spec(std::string_view name) {
+  for (const auto& s : kSpecs) {
+    if (s.name == name)
+      return &s;
+  }
+  return nullptr;
+}
+
+std::span<const std::string_view> known_kernel_names() {
+  return kKnownNames;
+}
+
+} // namespace mmaemu::kernels
