@@ -102,7 +102,7 @@ std::vector<unsigned> rotate_reference(unsigned blocks, unsigned threads, int ro
 TEST(HostLaunch, ManyBarriersInALoopKeepEveryRoundApart) {
   constexpr unsigned kBlocks = 8;
   constexpr unsigned kThreads = 128;
-  constexpr int kRounds = 100;
+  constexpr int kRounds = 40;
   const std::vector<unsigned> expected = rotate_reference(kBlocks, kThreads, kRounds);
   for (unsigned workers : {1u, 2u, 3u}) {
     for (ThreadOrder order : kOrders) {
@@ -401,10 +401,10 @@ TEST(HostLaunch, RecursionWithinTheStackRunsAndBeyondItHitsTheGuardPage) {
 
 // Static shared memory is one variable per worker, seen by all threads of the block it runs.
 TEST(HostLaunch, StaticSharedMemoryIsSharedWithinABlock) {
-  constexpr unsigned kBlocks = 32;
+  constexpr unsigned kBlocks = 16;
   std::vector<unsigned> out(kBlocks, 0);
   launch(
-      kBlocks, 128, 0,
+      kBlocks, 64, 0,
       [&] {
         __shared__ unsigned total;
         if (threadIdx.x == 0) {
@@ -424,7 +424,7 @@ TEST(HostLaunch, StaticSharedMemoryIsSharedWithinABlock) {
       },
       4);
   for (unsigned b = 0; b < kBlocks; ++b) {
-    EXPECT_EQ(out[b], 127u * 128u / 2u + 128u * b) << "block " << b;
+    EXPECT_EQ(out[b], 63u * 64u / 2u + 64u * b) << "block " << b;
   }
 }
 
