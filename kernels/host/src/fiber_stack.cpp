@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <mutex>
 #include <system_error>
@@ -16,6 +17,11 @@ namespace {
 // At most this many stacks stay mapped between launches (2 GiB of address space at 256 KiB,
 // of which only the pages the kernels touched are committed).
 constexpr std::size_t kMaxCachedStacks = 8192;
+
+// At most this many guard pages in the process: each splits the mapping (two entries against
+// vm.max_map_count, 65530 by default), and the rest of the process needs mappings too.
+constexpr std::size_t kMaxGuardPages = 8192;
+std::atomic<std::size_t> g_guard_pages{0};
 
 std::size_t page_bytes() {
   const long page = sysconf(_SC_PAGESIZE);
@@ -46,14 +52,21 @@ StackPool::StackPool(std::size_t count, std::size_t bytes) : count_(count) {
   }
   base_ = static_cast<std::byte*>(p);
   for (std::size_t i = 0; i < count_; ++i) {
-    if (mprotect(base_ + i * stride_, page, PROT_NONE) != 0) {
-      break; // out of mappings (vm.max_map_count): the remaining stacks go unguarded
+    if (g_guard_pages.fetch_add(1) >= kMaxGuardPages) {
+      g_guard_pages.fetch_sub(1);
+      break; // the remaining stacks go unguarded
     }
+    if (mprotect(base_ + i * stride_, page, PROT_NONE) != 0) {
+      g_guard_pages.fetch_sub(1);
+      break; // out of mappings after all
+    }
+    ++guard_pages_;
   }
 }
 
 StackPool::~StackPool() {
   munmap(base_, mapped_bytes_);
+  g_guard_pages.fetch_sub(guard_pages_);
 }
 
 std::byte* StackPool::bottom(std::size_t i) const noexcept {

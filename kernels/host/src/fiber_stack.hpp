@@ -9,8 +9,8 @@
 namespace mmaemu::kernels::host::detail {
 
 // `count` stacks of `bytes` each (rounded up to whole pages) in one anonymous mapping (lazily
-// committed), each with a PROT_NONE guard page below it while the system grants more mappings
-// (the guards are best effort: a process near vm.max_map_count runs without some of them).
+// committed), each with a PROT_NONE guard page below it while the process holds fewer than 8192
+// guards and the system grants the mapping (best effort: beyond that, stacks go unguarded).
 class StackPool {
 public:
   StackPool(std::size_t count, std::size_t bytes);
@@ -29,6 +29,7 @@ private:
   std::size_t stack_bytes_ = 0;
   std::size_t stride_ = 0;
   std::size_t mapped_bytes_ = 0;
+  std::size_t guard_pages_ = 0;
 };
 
 // A pool of at least `count` stacks of `bytes`: a cached one when one fits, else a new one.
