@@ -120,18 +120,19 @@ FatbinManifest from_json(const json& j, const std::string& origin) {
   return m;
 }
 
-json to_json(const FatbinManifest& m) {
-  json mods = json::array();
+nlohmann::ordered_json to_json(const FatbinManifest& m) {
+  using ojson = nlohmann::ordered_json;
+  ojson mods = ojson::array();
   for (const FatbinEntry& e : m.modules) {
-    json o = json::object();
+    ojson o = ojson::object();
     o["module"] = e.module;
     o["file"] = e.file;
     o["sha256"] = e.sha256;
     o["sass"] = e.sass;
-    o["ptx"] = e.ptx ? json(*e.ptx) : json(nullptr);
+    o["ptx"] = e.ptx ? ojson(*e.ptx) : ojson(nullptr);
     mods.push_back(std::move(o));
   }
-  json j = json::object();
+  ojson j = ojson::object();
   j["format"] = m.format;
   j["source_sha256"] = m.source_sha256;
   j["nvcc"] = m.nvcc;
@@ -247,7 +248,7 @@ FatbinManifest read_manifest(const fs::path& path) {
 
 std::string manifest_to_json(const FatbinManifest& m) {
   validate_manifest(m);
-  return to_json(m).dump(2) + "\n";
+  return to_json(m).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void write_manifest(const fs::path& path, const FatbinManifest& m) {

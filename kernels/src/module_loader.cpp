@@ -355,10 +355,6 @@ void run_kernel(const KernelSpec& spec, const LoadedModule& loaded, const driver
     throw ValueError("K = " + std::to_string(K) + " is not below cuda:" + std::string(spec.name) +
                      "'s limit k_max = " + std::to_string(spec.k_max));
   }
-  if (lda < static_cast<std::size_t>(K) || ldb < static_cast<std::size_t>(K)) {
-    throw ValueError("lda = " + std::to_string(lda) + ", ldb = " + std::to_string(ldb) +
-                     ": both must be at least K = " + std::to_string(K));
-  }
   const auto m = static_cast<std::size_t>(M);
   const auto n = static_cast<std::size_t>(N);
   const auto k = static_cast<std::size_t>(K);
@@ -371,6 +367,10 @@ void run_kernel(const KernelSpec& spec, const LoadedModule& loaded, const driver
   }
   if (m == 0 || n == 0)
     return;
+  if (lda < k || ldb < k) {
+    throw ValueError("lda = " + std::to_string(lda) + ", ldb = " + std::to_string(ldb) +
+                     ": both must be at least K = " + std::to_string(K));
+  }
   if (k == 0) {
     std::fill(out, out + m * n, 0.0f);
     return;

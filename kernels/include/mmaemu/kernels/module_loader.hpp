@@ -57,9 +57,9 @@ const LoadedModule& load_module(const KernelSpec& spec, const driver::Device& de
 // C[M][N] (`out`, row-major, N floats a row) = the kernel on A (M rows of K codes, `lda`
 // bytes apart) and B (N rows, `ldb` apart), host pointers. The operands are copied into
 // contiguous device buffers (cuMemAlloc: 256-byte aligned, which satisfies
-// spec.align_bytes). ValueError for negative or larger-than-int M, N or K, lda or ldb < K,
-// K >= spec.k_max, or an output over 2^62 bytes. Nothing runs when M or N is 0; +0 results
-// without a launch when K is 0. Dynamic shared memory above 48 KiB is opted in per launch
+// spec.align_bytes). ValueError for negative or larger-than-int M, N or K, K >= spec.k_max, an
+// output over 2^62 bytes, or (when M, N > 0) lda or ldb < K. Nothing runs when M or N is 0; +0
+// results without a launch when K is 0. Dynamic shared memory above 48 KiB is opted in per launch
 // (BackendUnavailableError when the device's opt-in limit is lower). Launches in row chunks
 // of at most max_grid_y blocks. Synchronises; device memory is freed on every path. Throws
 // DriverError for a failing driver call.
