@@ -20,8 +20,9 @@ inline constexpr unsigned int kMaxBlockDimZ = 64;
 inline constexpr unsigned int kMaxGridDimX = 0x7fffffffu;
 inline constexpr unsigned int kMaxGridDimYZ = 65535;
 inline constexpr std::size_t kMaxDynamicSmemBytes = 227 * 1024;
-// Each fiber (CUDA thread) runs on a stack of this size, with a guard page below it when the
-// system allows one more mapping: kernel-local arrays and recursion must fit.
+// Each fiber (CUDA thread) runs on a stack of this size: kernel-local arrays and recursion must
+// fit (frames are larger under ASan). A guard page below it turns an overflow into SIGSEGV
+// (best effort: for the first 8192 stacks mapped in the process).
 inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
 // The byte that fills a block's dynamic shared memory when the block starts, so a read of
 // shared memory nobody wrote shows up as a wrong result rather than a lucky zero.
