@@ -12,6 +12,10 @@
 
 #include "mmaemu/support/text.hpp"
 
+// NVRTC's opaque program type, under nvrtc.h's name: an instrumented callee (the tests' fake
+// NVRTC under UBSan) checks the pointer's function type, which includes this name.
+struct _nvrtcProgram;
+
 namespace mmaemu::kernels::nvrtc {
 
 namespace {
@@ -19,8 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using nvrtcResult = int;
-struct nvrtcProgram_st;
-using nvrtcProgram = nvrtcProgram_st*;
+using nvrtcProgram = _nvrtcProgram*;
 constexpr nvrtcResult kNvrtcSuccess = 0;
 // How much of a compile log goes into an exception's message (log() has all of it).
 constexpr std::size_t kLogInMessage = 4000;

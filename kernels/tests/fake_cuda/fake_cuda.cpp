@@ -15,7 +15,8 @@
 //   MMAEMU_FAKE_CUDA_MAX_GRID_Y   grid.y limit (65535)
 // and at each launch:
 //   MMAEMU_FAKE_CUDA_WRONG=1      flips the lowest bit of C[0] after the kernel ran
-// Counters for tests: the mmaemu_fake_cuda_* functions at the end.
+// Counters for tests: the mmaemu_fake_cuda_* functions at the end (int (*)(), except
+// last_image_size).
 
 #include <atomic>
 #include <chrono>
@@ -650,8 +651,8 @@ __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult e, con
 __attribute__((visibility("default"))) int mmaemu_fake_cuda_launches() {
   return state().launches.load();
 }
-__attribute__((visibility("default"))) unsigned mmaemu_fake_cuda_max_grid_y_seen() {
-  return state().max_grid_y_seen.load();
+__attribute__((visibility("default"))) int mmaemu_fake_cuda_max_grid_y_seen() {
+  return static_cast<int>(state().max_grid_y_seen.load());
 }
 __attribute__((visibility("default"))) int mmaemu_fake_cuda_module_loads() {
   return state().module_loads.load();
@@ -662,10 +663,10 @@ __attribute__((visibility("default"))) unsigned long long mmaemu_fake_cuda_last_
 __attribute__((visibility("default"))) int mmaemu_fake_cuda_set_attribute_calls() {
   return state().set_attribute_calls.load();
 }
-__attribute__((visibility("default"))) long mmaemu_fake_cuda_live_allocations() {
+__attribute__((visibility("default"))) int mmaemu_fake_cuda_live_allocations() {
   State& s = state();
   std::lock_guard lock(s.mu);
-  return static_cast<long>(s.allocations.size());
+  return static_cast<int>(s.allocations.size());
 }
 __attribute__((visibility("default"))) void mmaemu_fake_cuda_reset_counters() {
   State& s = state();

@@ -10,21 +10,24 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-constexpr int kSuccess = 0;
-constexpr int kInvalidInput = 3;
-constexpr int kInvalidProgram = 4;
-constexpr int kInvalidOption = 5;
-constexpr int kCompilation = 6;
-
-struct Program {
+// nvrtc.h's opaque program type (the caller's function pointer types name it).
+struct _nvrtcProgram {
   std::string name;
   std::string source;
   std::vector<std::string> header_names;
   std::string log;
   std::string cubin;
 };
+
+namespace {
+
+using Program = _nvrtcProgram;
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidInput = 3;
+constexpr int kInvalidProgram = 4;
+constexpr int kInvalidOption = 5;
+constexpr int kCompilation = 6;
 
 std::atomic<int> g_compiles{0};
 std::string g_last_options; // written under the test's single compiling thread
@@ -58,7 +61,7 @@ __attribute__((visibility("default"))) const char* nvrtcGetErrorString(int r) {
   }
 }
 
-__attribute__((visibility("default"))) int nvrtcCreateProgram(void** prog, const char* src,
+__attribute__((visibility("default"))) int nvrtcCreateProgram(_nvrtcProgram** prog, const char* src,
                                                               const char* name, int num_headers,
                                                               const char* const* headers,
                                                               const char* const* include_names) {
@@ -78,19 +81,19 @@ __attribute__((visibility("default"))) int nvrtcCreateProgram(void** prog, const
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvrtcDestroyProgram(void** prog) {
+__attribute__((visibility("default"))) int nvrtcDestroyProgram(_nvrtcProgram** prog) {
   if (!prog || !*prog)
     return kInvalidProgram;
-  delete static_cast<Program*>(*prog);
+  delete *prog;
   *prog = nullptr;
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvrtcCompileProgram(void* prog, int n,
+__attribute__((visibility("default"))) int nvrtcCompileProgram(_nvrtcProgram* prog, int n,
                                                                const char* const* options) {
   if (!prog)
     return kInvalidProgram;
-  auto* p = static_cast<Program*>(prog);
+  Program* p = prog;
   std::string arch;
   bool fmad_off = false, default_device = false, std17 = false;
   g_last_options.clear();
@@ -121,37 +124,38 @@ __attribute__((visibility("default"))) int nvrtcCompileProgram(void* prog, int n
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvrtcGetProgramLogSize(void* prog, std::size_t* n) {
+__attribute__((visibility("default"))) int nvrtcGetProgramLogSize(_nvrtcProgram* prog,
+                                                                  std::size_t* n) {
   if (!prog || !n)
     return kInvalidInput;
-  *n = static_cast<Program*>(prog)->log.size() + 1;
+  *n = prog->log.size() + 1;
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvrtcGetProgramLog(void* prog, char* log) {
+__attribute__((visibility("default"))) int nvrtcGetProgramLog(_nvrtcProgram* prog, char* log) {
   if (!prog || !log)
     return kInvalidInput;
-  const std::string& l = static_cast<Program*>(prog)->log;
+  const std::string& l = prog->log;
   std::memcpy(log, l.c_str(), l.size() + 1);
   return kSuccess;
 }
 
 // The cubin is a NUL-terminated test image: its size includes the terminator, like a real
 // cubin that the driver reads from the start.
-__attribute__((visibility("default"))) int nvrtcGetCUBINSize(void* prog, std::size_t* n) {
+__attribute__((visibility("default"))) int nvrtcGetCUBINSize(_nvrtcProgram* prog, std::size_t* n) {
   if (!prog || !n)
     return kInvalidInput;
-  const auto* p = static_cast<Program*>(prog);
+  const Program* p = prog;
   if (p->cubin.empty())
     return kInvalidProgram;
   *n = p->cubin.size() + 1;
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) int nvrtcGetCUBIN(void* prog, char* cubin) {
+__attribute__((visibility("default"))) int nvrtcGetCUBIN(_nvrtcProgram* prog, char* cubin) {
   if (!prog || !cubin)
     return kInvalidInput;
-  const std::string& c = static_cast<Program*>(prog)->cubin;
+  const std::string& c = prog->cubin;
   std::memcpy(cubin, c.c_str(), c.size() + 1);
   return kSuccess;
 }
