@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// mmaemu selftest [--device N] [--kernels v1,v4] [--force] [--json PATH]: loads each CUDA
+// kernel on the device and runs its gates (seed 000, "Gates"). Exit 0 when every kernel
+// examined passed, 1 when one failed, 4 when no CUDA device is visible (nothing was tested).
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/kernels/registry.hpp"
+#include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
+
+namespace mmaemu::cli {
+
+namespace {
+
+struct SelftestArgs {
+  int device = 0;
+  std::vector<std::string> kernels;
+  bool force = false;
+  std::string json;
+};
+
+const char* verdict_of(const kernels::KernelStatus& s) {
+  if (s.available)
+    return "PASS";
+  if (!s.skip.empty())
+    return "UNSUPPORTED";
+  if (s.device < 0)
+    return "UNSUPPORTED";
+  return "FAIL";
+}
+
+nlohmann::json status_json(const kernels::KernelStatus& s) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& g : s.gates) {
+    gates.push_back({{"gate", g.gate},
+                     {"version", g.version},
+                     {"passed", g.passed},
+                     {"cached", g.cached},
+                     {"detail", g.detail}});
+  }
+  return {{"backend", s.backend},
+          {"kernel", s.kernel},
+          {"preset", s.preset},
+          {"verdict", verdict_of(s)},
+          {"device", s.device},
+          {"device_name", s.device_name},
+          {"cc", s.cc},
+          {"available", s.available},
+          {"validated_here", s.validated_here},
+          {"source", s.source},
+          {"image_sha256", s.image_sha256},
+          {"fatbin_reason", s.fatbin_reason},
+          {"skip", s.skip},
+          {"failure", s.failure},
+          {"gates", gates}};
+}
+
+int run_selftest(const SelftestArgs& args) {
+  if (!args.json.empty()) {
+    try {
+      support::check_output_path(args.json);
+    } catch (const support::FileError& e) {
+      error_line(e.what());
+      return kUsage;
+    }
+  }
+  if (args.device < 0) {
+    error_line("--device " + std::to_string(args.device) + ": must be 0 or more");
+    return kUsage;
+  }
+  std::vector<kernels::KernelStatus> statuses;
+  try {
+    statuses = kernels::kernel_statuses(args.device, args.kernels, args.force);
+  } catch (const MmaemuError& e) {
+    error_line(std::string(e.class_name()) + ": " + support::printable(e.what()));
+    return kUsage;
+  }
+  std::size_t passed = 0, failed = 0, unsupported = 0;
+  for (const auto& s : statuses) {
+    const std::string v = verdict_of(s);
+    passed += v == "PASS";
+    failed += v == "FAIL";
+    unsupported += v == "UNSUPPORTED";
+    std::string what = s.available ? (s.source + ", " + (s.gates.empty() ? "" : s.gates[0].detail) +
+                                      (s.gates.empty() || !s.gates[0].cached ? "" : " (cached)"))
+                       : !s.skip.empty() ? s.skip
+                                         : s.failure;
+    std::printf("%-12s %-8s %-12s %s\n", v.c_str(), s.backend.c_str(),
+                s.device >= 0 ? ("sm_" + std::to_string(s.cc)).c_str() : "-",
+                support::printable(what, 400).c_str());
+  }
+  std::printf("%zu passed, %zu failed, %zu unsupported\n", passed, failed, unsupported);
+  const int code = failed > 0 ? kFailed : passed == 0 ? kUnavailable : kOk;
+  if (!args.json.empty()) {
+    nlohmann::json j;
+    j["schema"] = "mmaemu-selftest/1";
+    j["device"] = args.device;
+    j["unavailable_reason"] = kernels::cuda_unavailable_reason();
+    j["passed"] = passed;
+    j["failed"] = failed;
+    j["unsupported"] = unsupported;
+    j["kernels"] = nlohmann::json::array();
+    for (const auto& s : statuses)
+      j["kernels"].push_back(status_json(s));
+    j["exit_code"] = code;
+    try {
+      support::write_file_atomic(args.json, j.dump(2) + "\n", 0644);
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
+  }
+  return code;
+}
+
+} // namespace
+
+void add_selftest(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<SelftestArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("selftest", "Load every CUDA kernel on a device and run its gates");
+  cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--kernels", args->kernels, "kernels to test (default: all of v1, v4, h1, h4)")
+      ->delimiter(',');
+  cmd->add_flag("--force", args->force, "run the gates again instead of using cached verdicts");
+  cmd->add_option("--json", args->json, "write the result as JSON to this file");
+  cmd->callback([args, &exit_code] { exit_code = run_selftest(*args); });
+}
+
+} // namespace mmaemu::cli

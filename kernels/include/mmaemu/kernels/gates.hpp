@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// Gates (seed 000, "Gates and the verdict cache"): a loaded kernel serves calls only after
+// its gates passed on that device. Every kernel has the smoke gate: the kernel against the
+// CPU reference, bit for bit, on smoke_problems() (16x8x64 random, 64x64x256 adversarial).
+// Verdicts are cached (verdict_cache.hpp); a gate that throws is failed and not cached, and
+// so is a failure forced by MMAEMU_TEST_FORCE_FAIL=<gate name>.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mmaemu/kernels/driver_api.hpp"
+#include "mmaemu/kernels/gate_problems.hpp"
+#include "mmaemu/kernels/kernel_spec.hpp"
+#include "mmaemu/kernels/module_loader.hpp"
+
+namespace mmaemu::kernels {
+
+inline constexpr const char* kSmokeGate = "smoke";
+inline constexpr int kSmokeGateVersion = 1;
+
+struct GateResult {
+  std::string gate;
+  int version = 0;
+  bool passed = false;
+  bool cached = false; // the verdict came from the verdict cache
+  std::string detail;
+};
+
+// Runs a kernel on one problem: out [M][N] binary32 bits.
+using ProblemRunner = std::function<void(const GateProblem&, std::uint32_t* out)>;
+
+// The smoke gate's comparison (no cache): the runner against the reference of the kernel's
+// preset on every smoke problem. Throws what the runner throws.
+GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run);
+
+// The reference bits of a problem: the preset's chain over K from +0 (finite codes).
+std::vector<std::uint32_t> reference_bits(const KernelSpec& spec, const GateProblem& p);
+
+// Runs the gates of a loaded kernel on its device (smoke), each verdict from the cache unless
+// `force`; stops at the first failure. Never throws: a gate that throws is a failure.
+std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& loaded,
+                                  const driver::Device& device, bool force = false);
+
+} // namespace mmaemu::kernels

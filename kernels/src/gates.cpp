@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/kernels/gates.hpp"
+
+#include <cstring>
+
+#include "mmaemu/emulator/chain_gemm.hpp"
+#include "mmaemu/emulator/compare_bits.hpp"
+#include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/kernels/verdict_cache.hpp"
+
+namespace mmaemu::kernels {
+
+std::vector<std::uint32_t> reference_bits(const KernelSpec& spec, const GateProblem& p) {
+  const Preset& preset = get_preset_quiet(spec.preset);
+  model::GemmOperands op;
+  op.a = p.a.data();
+  op.lda = static_cast<std::size_t>(p.K);
+  op.b = p.b.data();
+  op.ldb = static_cast<std::size_t>(p.K);
+  op.M = static_cast<std::size_t>(p.M);
+  op.N = static_cast<std::size_t>(p.N);
+  op.K = static_cast<std::size_t>(p.K);
+  std::vector<std::uint32_t> out(op.M * op.N, 0u);
+  if (!out.empty())
+    model::chain_gemm(op, 0, op.K, preset, out.data(), op.N);
+  return out;
+}
+
+GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run) {
+  GateResult r{kSmokeGate, kSmokeGateVersion, true, false, ""};
+  std::size_t outputs = 0;
+  for (const GateProblem& p : smoke_problems()) {
+    const auto want = reference_bits(spec, p);
+    std::vector<std::uint32_t> got(want.size(), 0u);
+    run(p, got.data());
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (compare_bits(want[i], got[i], Format::fp32) != Mismatch::none && bad++ == 0)
+        first = i;
+    }
+    outputs += want.size();
+    if (bad > 0) {
+      const auto n = static_cast<std::size_t>(p.N);
+      r.passed = false;
+      r.detail = "smoke: " + p.what + " " + std::to_string(p.M) + "x" + std::to_string(p.N) + "x" +
+                 std::to_string(p.K) + ": " + std::to_string(bad) + " of " +
+                 std::to_string(want.size()) + " outputs differ from the reference; first (" +
+                 std::to_string(first / n) + ", " + std::to_string(first % n) + "): expected " +
+                 decompose_bits(want[first], Format::fp32) + ", got " +
+                 decompose_bits(got[first], Format::fp32);
+      return r;
+    }
+  }
+  r.detail = "smoke: " + std::to_string(outputs) + " outputs of " +
+             std::to_string(smoke_problems().size()) + " cases bit-exact";
+  return r;
+}
+
+std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& loaded,
+                                  const driver::Device& device, bool force) {
+  std::vector<GateResult> results;
+  VerdictKeyFields f;
+  f.gpu_uuid = device.uuid;
+  f.cc = device.cc;
+  f.driver_version = device.driver_version;
+  f.image_sha256 = loaded.image_sha256;
+  f.gate = kSmokeGate;
+  f.gate_version = kSmokeGateVersion;
+  const std::string key = verdict_key(f);
+  if (!force) {
+    if (auto v = verdict_cache().lookup(key)) {
+      results.push_back({kSmokeGate, kSmokeGateVersion, v->passed, true, v->detail});
+      return results;
+    }
+  }
+  if (forced_failure(kSmokeGate)) {
+    results.push_back({kSmokeGate, kSmokeGateVersion, false, false,
+                       "smoke: failed on purpose (MMAEMU_TEST_FORCE_FAIL=smoke; not cached)"});
+    return results;
+  }
+  GateResult r;
+  try {
+    r = smoke_gate(spec, [&](const GateProblem& p, std::uint32_t* out) {
+      std::vector<float> c(static_cast<std::size_t>(p.M) * static_cast<std::size_t>(p.N));
+      run_kernel(spec, loaded, device, p.a.data(), static_cast<std::size_t>(p.K), p.b.data(),
+                 static_cast<std::size_t>(p.K), p.M, p.N, p.K, c.data());
+      std::memcpy(out, c.data(), c.size() * 4);
+    });
+  } catch (const std::exception& e) {
+    results.push_back({kSmokeGate, kSmokeGateVersion, false, false,
+                       std::string("smoke: raised (not cached): ") + e.what()});
+    return results;
+  }
+  verdict_cache().store(key, {r.passed, r.detail});
+  results.push_back(r);
+  return results;
+}
+
+} // namespace mmaemu::kernels
