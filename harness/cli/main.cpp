@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/kernels/registry.hpp"
 
 namespace mmaemu::cli {
 
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mmaemu ") + MMAEMU_VERSION);
   int exit_code = kOk;
+  // Backend selection may use the CUDA kernels; installing the selector touches no driver.
+  mmaemu::kernels::install_cuda_backend();
   add_info(app, exit_code);
   add_dot(app, exit_code);
   add_explain(app, exit_code);
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   add_replay(app, exit_code);
   add_tier(app, exit_code);
   add_report(app, exit_code);
+  add_selftest(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

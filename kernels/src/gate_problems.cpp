@@ -124,7 +124,13 @@ GateProblem mixed_adversarial_problem(std::uint32_t seed, int M, int N, int K) {
     as.push_back(pattern(p, true, rng, K));
     bs.push_back(pattern(p, false, rng, K));
   }
-  GateProblem g{"adversarial (all patterns)", M, N, K, {}, {}};
+  GateProblem g{"adversarial " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                    std::to_string(K),
+                M,
+                N,
+                K,
+                {},
+                {}};
   g.a = fill(M, K, [&](int r, int k) { return as[static_cast<std::size_t>(r % kPatterns)](r, k); });
   g.b = fill(N, K, [&](int n, int k) {
     return bs[static_cast<std::size_t>((n / kPatterns) % kPatterns)](n, k);

@@ -42,8 +42,7 @@ GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run) {
     if (bad > 0) {
       const auto n = static_cast<std::size_t>(p.N);
       r.passed = false;
-      r.detail = "smoke: " + p.what + " " + std::to_string(p.M) + "x" + std::to_string(p.N) + "x" +
-                 std::to_string(p.K) + ": " + std::to_string(bad) + " of " +
+      r.detail = "smoke: " + p.what + ": " + std::to_string(bad) + " of " +
                  std::to_string(want.size()) + " outputs differ from the reference; first (" +
                  std::to_string(first / n) + ", " + std::to_string(first % n) + "): expected " +
                  decompose_bits(want[first], Format::fp32) + ", got " +

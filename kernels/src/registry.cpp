@@ -200,8 +200,11 @@ ChainBackend select_backend_with_cuda(const BackendRequest& request) {
   if (named) {
     candidates.push_back(named);
   } else {
-    for (const auto& s : kernel_specs())
-      candidates.push_back(&s);
+    // A kernel serves only its own preset: the orders of the two presets never mix.
+    for (const auto& s : kernel_specs()) {
+      if (s.preset == request.preset->name)
+        candidates.push_back(&s);
+    }
     std::stable_sort(
         candidates.begin(), candidates.end(),
         [](const KernelSpec* x, const KernelSpec* y) { return x->priority > y->priority; });
