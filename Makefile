@@ -4,7 +4,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build run test bench clean coverage package sanitize sanitize-build fuzz
+.PHONY: all bootstrap configure build run test bench clean coverage package sanitize sanitize-build fuzz \
+  fatbins gpu-bundle
 
 all: build
 
@@ -76,6 +77,17 @@ sanitize: sanitize-build
 FUZZ_SECONDS ?= 30
 fuzz: sanitize-build
 	@$(SAN_ENV) bash scripts/fuzz $(SAN_BUILD) $(FUZZ_SECONDS)
+
+# The release fatbins in kernels/bin (nvcc >= 12.8: $$NVCC, $$CUDA_HOME/bin, PATH), with their
+# manifest.json, build_report.json and cuobjdump.txt; a failed build leaves the old ones.
+fatbins: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target mmaemu
+	@$(BUILD)/harness/mmaemu fatbin build --release --out kernels/bin
+
+# build/gpu-bundle/ (<= 48 MiB): mmaemu built without OpenBLAS + its libraries, the fatbins,
+# tiers, recordings, keys, scripts/gpu-validate.sh and a source tarball (docs/backends.md).
+gpu-bundle: bootstrap
+	@bash scripts/gpu-bundle $(CURDIR)/build/gpu-bundle
 
 clean:
 	@rm -rf $(BUILD)

@@ -4,7 +4,9 @@
 // decoded operands, timed in the same run on the same cores; prints GMAC/s of both and
 // `ratio: <reference seconds / SGEMM seconds>`.
 
+#ifdef MMAEMU_WITH_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -23,8 +25,10 @@
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 
+#ifdef MMAEMU_WITH_OPENBLAS
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
 extern "C" void openblas_set_num_threads(int num_threads);
+#endif
 
 namespace mmaemu::cli {
 
@@ -51,7 +55,9 @@ template <class F> double best_seconds(int repeat, F f) {
   return best;
 }
 
+#ifdef MMAEMU_WITH_OPENBLAS
 int bench_gemm(const BenchArgs& args);
+#endif
 
 int run_bench_gemm(const BenchArgs& args) {
   if (args.fast && args.slow) {
@@ -74,6 +80,11 @@ int run_bench_gemm(const BenchArgs& args) {
     error_line(std::string("bench gemm: ") + e.what());
     return kUsage;
   }
+#ifndef MMAEMU_WITH_OPENBLAS
+  // Built with MMAEMU_OPENBLAS=OFF (the GPU bundle, which must stay small): no SGEMM baseline.
+  error_line("bench gemm: this mmaemu was built without OpenBLAS (MMAEMU_OPENBLAS=OFF)");
+  return kUnavailable;
+#else
   try {
     return bench_gemm(args);
   } catch (const std::bad_alloc&) {
@@ -81,8 +92,10 @@ int run_bench_gemm(const BenchArgs& args) {
                " N=" + std::to_string(args.N) + " K=" + std::to_string(args.K));
     return kUsage;
   }
+#endif
 }
 
+#ifdef MMAEMU_WITH_OPENBLAS
 int bench_gemm(const BenchArgs& args) {
   const bool fast = !args.slow;
   const unsigned threads =
@@ -168,6 +181,7 @@ int bench_gemm(const BenchArgs& args) {
   }
   return kOk;
 }
+#endif
 
 } // namespace
 
