@@ -79,10 +79,12 @@ fuzz: sanitize-build
 	@$(SAN_ENV) bash scripts/fuzz $(SAN_BUILD) $(FUZZ_SECONDS)
 
 # The release fatbins in kernels/bin (nvcc >= 12.8: $$NVCC, $$CUDA_HOME/bin, PATH), with their
-# manifest.json, build_report.json and cuobjdump.txt; a failed build leaves the old ones.
+# manifest.json, build_report.json and cuobjdump.txt; a failed build leaves the old ones. The
+# build log goes to build/fatbin-build/, and with FATBIN_LOG_DATE=YYYY-MM-DD also to
+# docs/validation_logs/<date>/fatbin-build/ (the committed build's log).
 fatbins: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target mmaemu
-	@$(BUILD)/harness/mmaemu fatbin build --release --out kernels/bin
+	@bash scripts/fatbins $(BUILD)/harness/mmaemu
 
 # build/gpu-bundle/ (<= 48 MiB): mmaemu built without OpenBLAS + its libraries, the fatbins,
 # tiers, recordings, keys, scripts/gpu-validate.sh and a source tarball (docs/backends.md).
