@@ -66,16 +66,17 @@ std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& lo
   f.gate = kSmokeGate;
   f.gate_version = kSmokeGateVersion;
   const std::string key = verdict_key(f);
+  // A forced failure wins over a cached verdict, and is not cached itself.
+  if (forced_failure(kSmokeGate)) {
+    results.push_back({kSmokeGate, kSmokeGateVersion, false, false,
+                       "smoke: failed on purpose (MMAEMU_TEST_FORCE_FAIL=smoke; not cached)"});
+    return results;
+  }
   if (!force) {
     if (auto v = verdict_cache().lookup(key)) {
       results.push_back({kSmokeGate, kSmokeGateVersion, v->passed, true, v->detail});
       return results;
     }
-  }
-  if (forced_failure(kSmokeGate)) {
-    results.push_back({kSmokeGate, kSmokeGateVersion, false, false,
-                       "smoke: failed on purpose (MMAEMU_TEST_FORCE_FAIL=smoke; not cached)"});
-    return results;
   }
   GateResult r;
   try {

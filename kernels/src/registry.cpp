@@ -171,8 +171,12 @@ ChainBackend select_backend_with_cuda(const BackendRequest& request) {
   if (name != "auto" && !is_cuda)
     return reference_only_backend({name, request.preset, request.fmt}); // reference or error
   const KernelSpec* named = nullptr;
-  if (name.size() > 5) {
+  if (name.rfind("cuda:", 0) == 0) {
     const std::string k = name.substr(5);
+    if (k.empty()) {
+      throw ValueError("backend '" + name +
+                       "': no kernel after 'cuda:' (v1, v4, v9, tc3, h1, h4), or 'cuda' for any");
+    }
     named = find_kernel_spec(k);
     if (!named) {
       if (k == "v9" || k == "tc3") {
