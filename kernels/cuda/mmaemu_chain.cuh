@@ -21,9 +21,11 @@
 // Loops over a thread's outputs are unrolled so that its arrays live in registers.
 #ifdef MMAEMU_HOST_SHIM
 #define MMAEMU_UNROLL
+#define MMAEMU_UNROLL_ONCE
 #define MMAEMU_DYNAMIC_SMEM() (static_cast<unsigned char*>(::mmaemu::kernels::host::dynamic_smem()))
 #else
 #define MMAEMU_UNROLL _Pragma("unroll")
+#define MMAEMU_UNROLL_ONCE _Pragma("unroll 1")
 extern __shared__ __align__(16) unsigned char mmaemu_dynamic_smem[];
 #define MMAEMU_DYNAMIC_SMEM() (mmaemu_dynamic_smem)
 #endif
@@ -178,14 +180,15 @@ chain_tile(const unsigned char* __restrict__ A, const unsigned char* __restrict_
 
   unsigned* const a_exps = exps;
   unsigned* const b_exps = exps + kWords * TM;
-  unsigned acc[RM][RN];
+  // s holds the accumulator (the last block result) between blocks and the block's exact
+  // sum within one; cf the block's 2^(E + 10). Two arrays of RM x RN registers.
   float cf[RM][RN];
   float s[RM][RN];
   MMAEMU_UNROLL
   for (int i = 0; i < RM; ++i)
     MMAEMU_UNROLL
   for (int j = 0; j < RN; ++j)
-    acc[i][j] = 0u;
+    s[i][j] = 0.0f;
 
   const int blocks = K <= 0 ? 0 : (K - 1) / NFMA + 1;
   if (TWO_STAGE && blocks > 0) {
@@ -201,27 +204,44 @@ chain_tile(const unsigned char* __restrict__ A, const unsigned char* __restrict_
       load_tile<NFMA, TN>(B, N, K, n0, k0, lut, xlut, cur + NFMA * TM, b_exps, tid);
       __syncthreads();
     }
-    // The alignment exponent of every output, and the truncated accumulator.
+    // The alignment exponent of every output, and the truncated accumulator. Word by word
+    // over the block so that only one word of each row and column is live at a time.
+    unsigned mx[RM][RN];
+    MMAEMU_UNROLL
+    for (int i = 0; i < RM; ++i)
+      MMAEMU_UNROLL
+    for (int j = 0; j < RN; ++j)
+      mx[i][j] = kNoPairWord;
+    MMAEMU_UNROLL_ONCE
+    for (int w = 0; w < kWords; ++w) {
+      unsigned xa[RM];
+      unsigned xb[RN];
+      MMAEMU_UNROLL
+      for (int i = 0; i < RM; ++i)
+        xa[i] = a_exps[w * TM + ty + kSide * i];
+      MMAEMU_UNROLL
+      for (int j = 0; j < RN; ++j)
+        xb[j] = b_exps[w * TN + tx + kSide * j];
+      MMAEMU_UNROLL
+      for (int i = 0; i < RM; ++i)
+        MMAEMU_UNROLL
+      for (int j = 0; j < RN; ++j)
+        mx[i][j] = __vmaxs4(mx[i][j], __vaddss4(xa[i], xb[j]));
+    }
     MMAEMU_UNROLL
     for (int i = 0; i < RM; ++i) {
       MMAEMU_UNROLL
       for (int j = 0; j < RN; ++j) {
-        unsigned mx = kNoPairWord;
-        const unsigned* xa = a_exps + ty + kSide * i;
-        const unsigned* xb = b_exps + tx + kSide * j;
-        MMAEMU_UNROLL
-        for (int w = 0; w < kWords; ++w)
-          mx = __vmaxs4(mx, __vaddss4(xa[w * TM], xb[w * TN]));
-        const int e = block_exponent<MIN_EXP>(max_byte(mx), acc[i][j]);
+        const unsigned acc = __float_as_uint(s[i][j]);
+        const int e = block_exponent<MIN_EXP>(max_byte(mx[i][j]), acc);
         if (e <= kMaxE) {
           cf[i][j] = __uint_as_float(static_cast<unsigned>(e + 10 + 127) << 23);
-          s[i][j] = __fadd_rn(0.0f, truncate_term(__uint_as_float(acc[i][j]), cf[i][j]));
+          s[i][j] = __fadd_rn(0.0f, truncate_term(s[i][j], cf[i][j]));
         } else {
           // Only an accumulator at or beyond 2^118 (or Inf, NaN; never within k_max): every
           // product lies below 2^18, far under its ulp, so with cf = 2^127 each truncates to
           // 0 and the block keeps the accumulator's 13 fraction bits.
           cf[i][j] = __uint_as_float(0x7F000000u);
-          s[i][j] = __uint_as_float(acc[i][j]);
         }
       }
     }
@@ -235,6 +255,9 @@ chain_tile(const unsigned char* __restrict__ A, const unsigned char* __restrict_
     }
     const float* const va = cur;
     const float* const vb = cur + NFMA * TM;
+    // Not unrolled: the RM x RN products of one k already give every thread enough
+    // independent work, and unrolling k only adds live registers (spills on sm_100+).
+    MMAEMU_UNROLL_ONCE
     for (int k = 0; k < NFMA; ++k) {
       float a[RM];
       float b[RN];
@@ -254,7 +277,7 @@ chain_tile(const unsigned char* __restrict__ A, const unsigned char* __restrict_
     for (int i = 0; i < RM; ++i)
       MMAEMU_UNROLL
     for (int j = 0; j < RN; ++j)
-      acc[i][j] = round_block_bits(s[i][j]);
+      s[i][j] = __uint_as_float(round_block_bits(s[i][j]));
     __syncthreads(); // the next block's values and exponents are in place; this one is free
   }
 
@@ -267,7 +290,7 @@ chain_tile(const unsigned char* __restrict__ A, const unsigned char* __restrict_
     for (int j = 0; j < RN; ++j) {
       const int n = n0 + tx + kSide * j;
       if (n < N)
-        C[static_cast<long long>(m) * N + n] = __uint_as_float(acc[i][j]);
+        C[static_cast<long long>(m) * N + n] = s[i][j];
     }
   }
 }

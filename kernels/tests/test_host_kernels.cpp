@@ -34,7 +34,8 @@ bool finite_code(std::uint8_t c) {
 using Problem = mmaemu::kernels::GateProblem;
 
 // Runs the kernel through the shim; returns C's bit patterns.
-std::vector<std::uint32_t> run(const KernelSpec& spec, const Problem& p, unsigned workers = 0) {
+std::vector<std::uint32_t> run(const KernelSpec& spec, const Problem& p, unsigned workers = 0,
+                               bool descending = false) {
   const auto entry = host::host_kernel(spec.name);
   EXPECT_NE(entry, nullptr) << spec.name;
   std::vector<float> c(static_cast<std::size_t>(p.M) * static_cast<std::size_t>(p.N));
@@ -44,7 +45,7 @@ std::vector<std::uint32_t> run(const KernelSpec& spec, const Problem& p, unsigne
     std::memcpy(&v, &poison, 4);
   }
   host::HostLaunch shape{spec.tile_m, spec.tile_n, spec.threads,
-                         static_cast<std::size_t>(spec.dynamic_smem)};
+                         static_cast<std::size_t>(spec.dynamic_smem), descending};
   host::run_host_kernel(entry, shape, p.a.data(), p.b.data(), c.data(), p.M, p.N, p.K, workers);
   std::vector<std::uint32_t> bits(c.size());
   std::memcpy(bits.data(), c.data(), bits.size() * 4);
@@ -165,6 +166,13 @@ TEST_P(HostKernel, NaNCodesGiveTheCanonicalNaN) {
 TEST_P(HostKernel, WorkersDoNotChangeBits) {
   const Problem p = mmaemu::kernels::random_problem(11u, 130, 129, 50, "workers");
   EXPECT_EQ(run(spec(), p, 1), run(spec(), p, 3));
+}
+
+// A missing barrier shows as a dependence on the order in which a block's threads run.
+TEST_P(HostKernel, ThreadOrderDoesNotChangeBits) {
+  const Problem p = mmaemu::kernels::random_problem(13u, 70, 140, 97, "thread order");
+  EXPECT_EQ(run(spec(), p, 2, false), run(spec(), p, 2, true));
+  expect_bit_exact(spec(), p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, HostKernel, ::testing::Values("v1", "v4", "h1", "h4"),

@@ -63,8 +63,11 @@ void run_host_kernel(KernelEntry entry, const HostLaunch& shape, const std::uint
   const dim3 grid(static_cast<unsigned>((N + shape.tile_n - 1) / shape.tile_n),
                   static_cast<unsigned>((M + shape.tile_m - 1) / shape.tile_m));
   const dim3 block(static_cast<unsigned>(shape.threads));
+  LaunchOptions options;
+  options.workers = workers;
+  options.order = shape.descending ? ThreadOrder::descending : ThreadOrder::ascending;
   launch(
-      grid, block, shape.dynamic_smem, [&] { entry(A, B, C, M, N, K); }, workers);
+      grid, block, shape.dynamic_smem, [&] { entry(A, B, C, M, N, K); }, options);
 }
 
 } // namespace mmaemu::kernels::host

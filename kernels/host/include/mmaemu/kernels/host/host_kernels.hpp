@@ -30,6 +30,7 @@ struct HostLaunch {
   int tile_n = 64;
   int threads = 256;
   std::size_t dynamic_smem = 0;
+  bool descending = false; // threads of a block in descending order between barriers
 };
 
 // Launches kernel `entry` as a GPU would: grid (ceil(N / tile_n), ceil(M / tile_m)), 1-D
