@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// `mmaemu fatbin check` on the committed kernels/bin (consistent with the embedded sources;
+// stale against an edited copy; a corrupted fatbin and a garbage manifest named), the pieces
+// of `fatbin build` that need no nvcc (version, ptxas report, container listing, PTX grep),
+// and one real `fatbin build` of one module with the local nvcc (FatbinBuildNvcc: ctest
+// label nvcc, skipped without nvcc >= 12.8).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mmaemu/kernels/fatbin_build.hpp"
+#include "mmaemu/support/process.hpp"
+#include "temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using mmaemu::testing::slurp;
+using mmaemu::testing::spit;
+using mmaemu::testing::TempDir;
+using testing::HasSubstr;
+using testing::Not;
+namespace mk = mmaemu::kernels;
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s)
+    q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+CliRun run_cli(const std::vector<std::string>& args) {
+  TempDir io("fatbin_io");
+  std::string cmd = quote(MMAEMU_BIN);
+  for (const auto& a : args)
+    cmd += " " + quote(a);
+  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  CliRun r;
+  if (raw != -1 && WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  r.out = slurp(io / "out");
+  r.err = slurp(io / "err");
+  return r;
+}
+
+const fs::path kSource = MMAEMU_SOURCE_DIR;
+const fs::path kBin = kSource / "kernels" / "bin";
+const fs::path kCuda = kSource / "kernels" / "cuda";
+
+void flip_byte(const fs::path& p, std::size_t at) {
+  std::string s = slurp(p);
+  ASSERT_GT(s.size(), at);
+  s[at] = static_cast<char>(s[at] ^ 0x01);
+  spit(p, s);
+}
+
+TEST(FatbinCheckCli, CommittedFatbinsMatchTheEmbeddedSources) {
+  const CliRun r = run_cli({"fatbin", "check", "--dir", kBin.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("consistent"));
+}
+
+TEST(FatbinCheckCli, CommittedFatbinsMatchTheSourceTree) {
+  const CliRun r =
+      run_cli({"fatbin", "check", "--dir", kBin.string(), "--sources", kCuda.string(), "--json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("consistent"), true);
+}
+
+TEST(FatbinCheckCli, EditedSourceCopyIsStaleAndNamed) {
+  TempDir t("fatbin_src");
+  fs::copy(kCuda, t.path() / "cuda", fs::copy_options::recursive);
+  flip_byte(t.path() / "cuda" / "v1.cu", 40);
+  const CliRun r =
+      run_cli({"fatbin", "check", "--dir", kBin.string(), "--sources", (t / "cuda").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("v1.cu"));
+  EXPECT_THAT(r.err, HasSubstr("stale"));
+  EXPECT_THAT(r.err, Not(HasSubstr("h4.cu")));
+}
+
+TEST(FatbinCheckCli, CorruptedFatbinCopyIsNamed) {
+  TempDir t("fatbin_bin");
+  fs::copy(kBin, t.path() / "bin", fs::copy_options::recursive);
+  flip_byte(t.path() / "bin" / "v4.fatbin", 1000);
+  const CliRun r = run_cli({"fatbin", "check", "--dir", (t / "bin").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("v4.fatbin"));
+  EXPECT_THAT(r.err, Not(HasSubstr("v1.fatbin")));
+}
+
+TEST(FatbinCheckCli, MissingFatbinIsNamed) {
+  TempDir t("fatbin_bin");
+  fs::copy(kBin, t.path() / "bin", fs::copy_options::recursive);
+  fs::remove(t.path() / "bin" / "h1.fatbin");
+  const CliRun r = run_cli({"fatbin", "check", "--dir", (t / "bin").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("h1.fatbin"));
+}
+
+TEST(FatbinCheckCli, GarbageManifestExits2) {
+  TempDir t("fatbin_bad");
+  spit(t / "manifest.json", "{\"format\": \"mmaemu-fatbin/1\", \"modules\": [\x01");
+  const CliRun r = run_cli({"fatbin", "check", "--dir", t.path().string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("manifest"));
+}
+
+TEST(FatbinCheckCli, MissingManifestExits2) {
+  TempDir t("fatbin_none");
+  const CliRun r = run_cli({"fatbin", "check", "--dir", t.path().string(), "--json"});
+  EXPECT_EQ(r.status, 2) << r.err;
+}
+
+TEST(FatbinBuildCli, UnknownModuleExits2BeforeAnyCompile) {
+  TempDir t("fatbin_out");
+  const CliRun r = run_cli({"fatbin", "build", "--modules", "v1,v7", "--out", (t / "o").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--modules: 'v7'"));
+  EXPECT_FALSE(fs::exists(t / "o"));
+}
+
+TEST(FatbinBuildCli, NvccThatIsNotAFileExits2) {
+  TempDir t("fatbin_out");
+  const CliRun r =
+      run_cli({"fatbin", "build", "--nvcc", (t / "no-nvcc").string(), "--out", (t / "o").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--nvcc"));
+}
+
+TEST(FatbinBuildCli, NvccOlderThan12_8IsRefused) {
+  TempDir t("fatbin_old");
+  const fs::path fake = t / "nvcc";
+  spit(fake, "#!/bin/sh\necho 'Cuda compilation tools, release 12.0, V12.0.140'\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const CliRun r = run_cli(
+      {"fatbin", "build", "--nvcc", fake.string(), "--out", (t / "o").string(), "--modules", "v1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("12.0.140"));
+  EXPECT_THAT(r.err, HasSubstr("12.8"));
+  EXPECT_FALSE(fs::exists(t / "o"));
+}
+
+TEST(FatbinBuildPieces, NvccVersionParsed) {
+  const auto v = mk::parse_nvcc_version("nvcc: NVIDIA (R) Cuda compiler driver\n"
+                                        "Cuda compilation tools, release 13.0, V13.0.88\n");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->major, 13);
+  EXPECT_EQ(v->minor, 0);
+  EXPECT_EQ(v->full, "13.0.88");
+  EXPECT_TRUE(v->at_least(12, 8));
+  const auto old = mk::parse_nvcc_version("Cuda compilation tools, release 12.0, V12.0.140");
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->at_least(12, 8));
+  EXPECT_TRUE(mk::parse_nvcc_version("release 12.8, V12.8.61")->at_least(12, 8));
+  EXPECT_FALSE(mk::parse_nvcc_version("gcc (Debian 12.2.0-14) 12.2.0"));
+}
+
+TEST(FatbinBuildPieces, PtxasReportPerArchitecture) {
+  const std::string out =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'mmaemu_v1_e4m3e4m3' for 'sm_75'\n"
+      "ptxas info    : Function properties for mmaemu_v1_e4m3e4m3\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 64 registers, used 1 barriers, 12288 bytes smem, 388 bytes cmem[0]\n"
+      "ptxas info    : Compile time = 19.415 ms\n"
+      "ptxas warning : Registers are spilled to local memory in function 'x'\n"
+      "ptxas info    : Compiling entry function 'mmaemu_v1_e4m3e4m3' for 'sm_90'\n"
+      "ptxas warning : something about sm_90\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 12288 bytes smem\n";
+  const auto rep = mk::parse_ptxas_report(out);
+  ASSERT_EQ(rep.archs.size(), 2u);
+  EXPECT_EQ(rep.archs[0].arch, 75);
+  EXPECT_EQ(rep.archs[0].registers, 64);
+  EXPECT_EQ(rep.archs[0].smem, 12288);
+  EXPECT_EQ(rep.archs[0].barriers, 1);
+  EXPECT_FALSE(rep.archs[0].spills());
+  EXPECT_EQ(rep.archs[1].arch, 90);
+  EXPECT_EQ(rep.archs[1].registers, 255);
+  EXPECT_EQ(rep.archs[1].stack_frame, 16);
+  EXPECT_EQ(rep.archs[1].spill_stores, 8);
+  EXPECT_EQ(rep.archs[1].spill_loads, 4);
+  EXPECT_TRUE(rep.archs[1].spills());
+  ASSERT_EQ(rep.archs[1].warnings.size(), 1u);
+  ASSERT_EQ(rep.warnings.size(), 1u); // after sm_75's "Compile time", before sm_90 starts
+}
+
+TEST(FatbinBuildPieces, ForbiddenPtxFound) {
+  const std::string ptx = "\tfma.rn.f32 \t%f1, %f2, %f3, %f4;\n"
+                          "\tfma.rz.bf16x2 \t%r1, %r2, %r3, %r4;\n"
+                          "\tfma.rz.f32 %f1, %f2, %f3, %f4;\n"
+                          "  fma.rz.bf16 %rs1, %rs2, %rs3, %rs4;\n";
+  const auto hits = mk::forbidden_ptx_lines(ptx);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_THAT(hits[0], HasSubstr("line 2: fma.rz.bf16x2"));
+  EXPECT_THAT(hits[1], HasSubstr("line 4: fma.rz.bf16 "));
+  EXPECT_TRUE(mk::forbidden_ptx_lines("fma.rn.bf16x2 %r1;\nfma.rz.f16 %h;\n").empty());
+}
+
+TEST(FatbinBuildPieces, ListingComparedWithTheSpec) {
+  using K = mk::FatbinImageEntry::Kind;
+  std::vector<mk::FatbinImageEntry> listed{{K::elf, 80, 1, false},
+                                           {K::elf, 90, 1, false},
+                                           {K::elf, 90, 1, false},
+                                           {K::elf, 75, 1, false},
+                                           {K::ptx, 90, 1, true}};
+  auto p = mk::compare_listing(listed, {80, 86, 90}, 80);
+  std::sort(p.begin(), p.end());
+  EXPECT_EQ(p, (std::vector<std::string>{"SASS sm_90 listed 2 times", "missing PTX compute_80",
+                                         "missing SASS sm_86", "unexpected PTX compute_90",
+                                         "unexpected SASS sm_75"}));
+  EXPECT_TRUE(
+      mk::compare_listing({{K::elf, 80, 1, false}, {K::ptx, 80, 1, true}}, {80}, 80).empty());
+}
+
+TEST(FatbinBuildPieces, CuobjdumpListingParsedAndFormatted) {
+  using K = mk::FatbinImageEntry::Kind;
+  const std::vector<mk::FatbinImageEntry> e{
+      {K::elf, 75, 1, false}, {K::elf, 120, 1, false}, {K::ptx, 75, 1, true}};
+  const std::string text = mk::format_fatbin_listing("v1", e);
+  EXPECT_EQ(text, "ELF file    1: v1.1.sm_75.cubin\nELF file    2: v1.2.sm_120.cubin\n"
+                  "PTX file    1: v1.1.sm_75.ptx\n");
+  const auto back = mk::parse_cuobjdump_listing("# header\n" + text);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[1].arch, 120);
+  EXPECT_EQ(back[2].kind, K::ptx);
+}
+
+TEST(FatbinBuildPieces, ContainerParserRefusesGarbageAndTruncation) {
+  EXPECT_THROW(mk::list_fatbin("not a fatbin at all, just text"), std::runtime_error);
+  EXPECT_THROW(mk::list_fatbin(""), std::runtime_error);
+  const std::string v1 = slurp(kBin / "v1.fatbin");
+  ASSERT_GT(v1.size(), 1000u);
+  const auto entries = mk::list_fatbin(v1);
+  EXPECT_EQ(entries.size(), 8u); // 7 SASS + 1 PTX
+  for (std::size_t cut : {std::size_t{10}, std::size_t{40}, v1.size() / 2, v1.size() - 1})
+    EXPECT_THROW(mk::list_fatbin(std::string_view(v1).substr(0, cut)), std::runtime_error) << cut;
+}
+
+TEST(FatbinBuildPieces, CommittedListingNamesExactlyTheSpecArchitectures) {
+  const std::string text = slurp(kBin / "cuobjdump.txt");
+  EXPECT_THAT(text, HasSubstr("== v1.fatbin"));
+  EXPECT_THAT(text, HasSubstr("v1.7.sm_120.cubin"));
+  EXPECT_THAT(text, HasSubstr("h4.1.sm_80.ptx"));
+  EXPECT_THAT(text, Not(HasSubstr("h4.1.sm_75")));
+}
+
+// nvcc of at least 12.8 as `fatbin build` would find it, or nothing.
+std::optional<fs::path> usable_nvcc() {
+  const auto nvcc = mk::find_nvcc("");
+  if (!nvcc)
+    return std::nullopt;
+  const auto r = mmaemu::support::run_process({nvcc->string(), "--version"},
+                                              mmaemu::support::ProcessOptions::with_timeout(60));
+  const auto v = mk::parse_nvcc_version(r.output);
+  if (r.exit_code != 0 || !v || !v->at_least(mk::kMinNvccMajor, mk::kMinNvccMinor))
+    return std::nullopt;
+  return nvcc;
+}
+
+TEST(FatbinBuildNvcc, OneModuleBuildsAndAFailedRebuildKeepsIt) {
+  const auto nvcc = usable_nvcc();
+  if (!nvcc)
+    GTEST_SKIP() << "no nvcc >= 12.8 ($NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin)";
+  TempDir t("fatbin_nvcc");
+  const fs::path out = t / "out";
+  const CliRun r = run_cli({"fatbin", "build", "--release", "--modules", "v1", "--out",
+                            out.string(), "--nvcc", nvcc->string(), "--sources", kCuda.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("fatbin: v1: nvcc v1.cu"));
+  const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+  ASSERT_EQ(manifest.at("modules").size(), 1u);
+  EXPECT_EQ(manifest["modules"][0]["module"], "v1");
+  EXPECT_EQ(manifest["modules"][0]["sass"], nlohmann::json({75, 80, 86, 89, 90, 100, 120}));
+  EXPECT_EQ(manifest["modules"][0]["ptx"], 75);
+  const auto report = nlohmann::json::parse(slurp(out / "build_report.json"));
+  EXPECT_EQ(report.at("ok"), true);
+  EXPECT_EQ(report["modules"]["v1"]["ptxas"].size(), 7u);
+  EXPECT_EQ(report["modules"]["v1"]["forbidden_ptx"].size(), 7u); // 7 archs, compute_75 shared
+  EXPECT_THAT(slurp(out / "cuobjdump.txt"), HasSubstr("v1.7.sm_120.cubin"));
+  // The same sources with the same flags give the committed bytes when nvcc is the one the
+  // committed fatbins were built with.
+  const auto committed = nlohmann::json::parse(slurp(kBin / "manifest.json"));
+  if (committed.at("nvcc") == manifest.at("nvcc")) {
+    for (const auto& m : committed["modules"]) {
+      if (m["module"] == "v1") {
+        EXPECT_EQ(m["sha256"], manifest["modules"][0]["sha256"]);
+      }
+    }
+  }
+
+  // A broken source: nvcc fails, exit 1, the old fatbin stays, no temporary folder is left.
+  const std::string before = slurp(out / "v1.fatbin");
+  fs::copy(kCuda, t.path() / "broken", fs::copy_options::recursive);
+  spit(t.path() / "broken" / "v1.cu", slurp(kCuda / "v1.cu") + "\nthis is not C++;\n");
+  const CliRun bad =
+      run_cli({"fatbin", "build", "--release", "--modules", "v1", "--out", out.string(), "--nvcc",
+               nvcc->string(), "--sources", (t / "broken").string()});
+  EXPECT_EQ(bad.status, 1) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("v1: nvcc failed"));
+  EXPECT_EQ(slurp(out / "v1.fatbin"), before);
+  for (const auto& e : fs::directory_iterator(t.path()))
+    EXPECT_THAT(e.path().filename().string(), Not(HasSubstr("fatbin-build"))) << e.path();
+}
+
+} // namespace
