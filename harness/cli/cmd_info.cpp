@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu info [--json PATH]: version, presets, backends.
+// mmaemu info [--device N] [--json PATH]: version, presets, profiles, and the status of every
+// backend (seed 000, "Selection": available, validated_here, source, reason) on device N
+// (default 0). Kernel modules are loaded and gated only when a CUDA device is visible; without
+// one every kernel is listed as unavailable with the reason, and nothing but the driver
+// library is touched (nothing at all with MMAEMU_DISABLE_CUDA=1).
 
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/emulator/profile.hpp"
+#include "mmaemu/kernels/driver_api.hpp"
+#include "mmaemu/kernels/kernel_spec.hpp"
+#include "mmaemu/kernels/registry.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -34,10 +43,79 @@ nlohmann::json info_json() {
          {"evidence", p.evidence}});
   }
   j["presets"] = presets;
-  j["backends"] = {
-      {{"name", "reference"}, {"available", true}, {"source", "cpu"}},
-      {{"name", "cuda"}, {"available", false}, {"reason", "no CUDA backend in this build"}}};
   return j;
+}
+
+// The status of the reference and of every kernel on device `ordinal`: loads and gates the
+// kernels (cached verdicts) only when a device is visible.
+nlohmann::json backends_json(int ordinal) {
+  nlohmann::json out = nlohmann::json::array();
+  out.push_back({{"name", "reference"},
+                 {"kernel", nullptr},
+                 {"preset", nullptr},
+                 {"available", true},
+                 {"validated_here", true},
+                 {"source", "cpu"},
+                 {"reason", ""}});
+  auto unavailable = [&](const std::string& why) {
+    for (const auto& spec : kernels::kernel_specs()) {
+      out.push_back({{"name", "cuda:" + std::string(spec.name)},
+                     {"kernel", std::string(spec.name)},
+                     {"preset", std::string(spec.preset)},
+                     {"available", false},
+                     {"validated_here", false},
+                     {"source", ""},
+                     {"reason", why}});
+    }
+  };
+  const std::string why = kernels::cuda_unavailable_reason();
+  if (!why.empty()) {
+    unavailable(why);
+    return out;
+  }
+  std::vector<kernels::KernelStatus> statuses;
+  try {
+    statuses = kernels::kernel_statuses(ordinal);
+  } catch (const MmaemuError& e) {
+    unavailable(std::string(e.class_name()) + ": " + e.what());
+    return out;
+  }
+  for (const auto& s : statuses) {
+    out.push_back({{"name", s.backend},
+                   {"kernel", s.kernel},
+                   {"preset", s.preset},
+                   {"available", s.available},
+                   {"validated_here", s.validated_here},
+                   {"source", s.source},
+                   {"reason", s.available       ? ""
+                              : !s.skip.empty() ? s.skip
+                                                : s.failure}});
+  }
+  return out;
+}
+
+// Device `ordinal` as the driver reports it, or why it is unavailable.
+nlohmann::json device_json(int ordinal) {
+  std::string why = kernels::cuda_unavailable_reason();
+  if (why.empty()) {
+    const int count = kernels::driver::visible_device_count();
+    if (ordinal >= count) {
+      why = "device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
+            " visible)";
+    }
+  }
+  if (why.empty()) {
+    try {
+      const kernels::driver::Device& d = kernels::driver::device(ordinal);
+      return {{"index", ordinal},       {"available", true},
+              {"name", d.name},         {"cc", d.cc},
+              {"sm_count", d.sm_count}, {"smem_optin", d.smem_optin},
+              {"uuid", d.uuid},         {"driver_version", d.driver_version}};
+    } catch (const MmaemuError& e) {
+      why = std::string(e.class_name()) + ": " + e.what();
+    }
+  }
+  return {{"index", ordinal}, {"available", false}, {"reason", why}};
 }
 
 int run_info(const std::string& json_path, int device) {
@@ -68,11 +146,9 @@ int run_info(const std::string& json_path, int device) {
                         {"splitk_entries", p.splitk_table.entries.size()}});
   }
   j["profiles"] = profiles;
-  if (device >= 0) {
-    j["device"] = {{"index", device},
-                   {"available", false},
-                   {"reason", "no CUDA device is visible: this build has no CUDA backend"}};
-  }
+  if (device >= 0)
+    j["device"] = device_json(device);
+  j["backends"] = backends_json(device >= 0 ? device : 0);
   std::printf("mmaemu %s\n", MMAEMU_VERSION);
   std::printf("presets:\n");
   for (const auto& p : j["presets"]) {
@@ -90,10 +166,32 @@ int run_info(const std::string& json_path, int device) {
         p["sm_count"].get<int>(), p["maturity"].get<std::string>().c_str(),
         p["splitk_table"].get<std::string>().c_str(), p["splitk_entries"].get<std::size_t>());
   }
-  std::printf("backends:\n  reference      available (CPU)\n  cuda           unavailable: no "
-              "CUDA backend in this build\n");
-  if (device >= 0)
-    std::printf("device %d: unavailable (no CUDA device is visible)\n", device);
+  if (device >= 0) {
+    const auto& d = j["device"];
+    if (d["available"].get<bool>()) {
+      const int cc = d["cc"].get<int>();
+      std::printf("device %d: %s, cc %d.%d, %d SMs\n", device,
+                  support::printable(d["name"].get<std::string>(), 128).c_str(), cc / 10, cc % 10,
+                  d["sm_count"].get<int>());
+    } else {
+      std::printf("device %d: unavailable (%s)\n", device,
+                  support::printable(d["reason"].get<std::string>(), 400).c_str());
+    }
+  }
+  std::printf("backends:\n");
+  for (const auto& b : j["backends"]) {
+    const std::string name = b["name"].get<std::string>();
+    if (name == "reference") {
+      std::printf("  %-14s available (CPU)\n", name.c_str());
+    } else if (b["available"].get<bool>()) {
+      std::printf("  %-14s available (%s, %s)\n", name.c_str(),
+                  b["source"].get<std::string>().c_str(),
+                  b["validated_here"].get<bool>() ? "validated here" : "not validated here");
+    } else {
+      std::printf("  %-14s unavailable: %s\n", name.c_str(),
+                  support::printable(b["reason"].get<std::string>(), 400).c_str());
+    }
+  }
   if (!json_path.empty()) {
     try {
       support::write_file_atomic(json_path, j.dump(2) + "\n");

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// `mmaemu selftest`, `mmaemu info` and `mmaemu gemm --backend cuda:...` as separate processes,
+// without a CUDA driver and on the fake libcuda and NVRTC of kernels/tests (the kernels run
+// through the host shim): exit codes (0 every kernel passed, 1 one failed, 2 usage, 4 nothing
+// could be tested), the selftest JSON, the backends that info lists, and the same result bits
+// on a kernel as on the reference.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mmaemu::testing::TempDir;
+using testing::HasSubstr;
+
+struct RunResult {
+  int status = -1; // exit status, or -1 if the process did not exit normally
+  std::string out, err;
+  std::string all() const { return out + err; }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) {
+    if (ch == '\'')
+      q += "'\\''";
+    else
+      q += ch;
+  }
+  return q + "'";
+}
+
+using Env = std::map<std::string, std::string>;
+
+// Runs the built mmaemu with `args` in an environment without any of mmaemu's variables except
+// those of `env`, capturing stdout and stderr.
+RunResult run_cli(const Env& env, const std::vector<std::string>& args) {
+  TempDir io("selftest_cli_io");
+  std::string cmd = "env";
+  for (const char* v :
+       {"MMAEMU_BACKEND", "MMAEMU_DISABLE_CUDA", "MMAEMU_ALLOW_GATED_KERNELS", "MMAEMU_CACHE_DIR",
+        "MMAEMU_LIBCUDA_PATH", "MMAEMU_NVRTC_PATH", "MMAEMU_FATBIN_DIR", "MMAEMU_TEST_FORCE_FAIL",
+        "MMAEMU_PROFILE", "MMAEMU_FAKE_CUDA_DEVICES", "MMAEMU_FAKE_CUDA_CC",
+        "MMAEMU_FAKE_CUDA_SMEM_OPTIN", "MMAEMU_FAKE_CUDA_UUID", "MMAEMU_FAKE_CUDA_WRONG",
+        "MMAEMU_FAKE_CUDA_MAX_GRID_Y", "MMAEMU_FAKE_NVRTC_FAIL"})
+    cmd += std::string(" -u ") + v;
+  for (const auto& [k, v] : env)
+    cmd += " " + quote(k + "=" + v);
+  cmd += " " + quote(MMAEMU_BIN);
+  for (const auto& a : args)
+    cmd += " " + quote(a);
+  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  if (raw != -1 && WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  r.out = mmaemu::testing::slurp(io / "out");
+  r.err = mmaemu::testing::slurp(io / "err");
+  return r;
+}
+
+std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line))
+    n += line.rfind(prefix, 0) == 0;
+  return n;
+}
+
+std::string sha256_line(const std::string& out) {
+  const auto at = out.find("sha256");
+  return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+}
+
+// A folder of its own for a test: the cache, an empty fatbin folder (the kernels are then
+// compiled by the fake NVRTC), outputs.
+class SelftestCli : public ::testing::Test {
+protected:
+  // No driver: the named library does not exist.
+  Env no_driver() const {
+    return {{"MMAEMU_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"},
+            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
+  }
+  // The fake driver with one sm_90 device and the fake NVRTC.
+  Env fake() const {
+    fs::create_directories(dir_ / "fatbins");
+    return {{"MMAEMU_LIBCUDA_PATH", MMAEMU_FAKE_CUDA_PATH},
+            {"MMAEMU_NVRTC_PATH", MMAEMU_FAKE_NVRTC_PATH},
+            {"MMAEMU_FATBIN_DIR", (dir_ / "fatbins").string()},
+            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
+  }
+  static Env with(Env env, const std::string& k, const std::string& v) {
+    env[k] = v;
+    return env;
+  }
+  TempDir dir_{"selftest_cli"};
+};
+
+TEST_F(SelftestCli, WithoutADriverNothingIsTestedExitFour) {
+  const auto r = run_cli(no_driver(), {"selftest"});
+  EXPECT_EQ(r.status, 4) << r.all();
+  EXPECT_EQ(count_lines_starting(r.out, "UNSUPPORTED"), 4u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no CUDA driver"));
+  EXPECT_THAT(r.out, HasSubstr("0 passed, 0 failed, 4 unsupported"));
+  const auto disabled = run_cli(with(fake(), "MMAEMU_DISABLE_CUDA", "1"), {"selftest"});
+  EXPECT_EQ(disabled.status, 4) << disabled.all();
+  EXPECT_THAT(disabled.out, HasSubstr("MMAEMU_DISABLE_CUDA=1"));
+}
+
+TEST_F(SelftestCli, FakeDriverPassesEveryKernelAndWritesJson) {
+  const fs::path json = dir_ / "selftest.json";
+  const auto r = run_cli(fake(), {"selftest", "--json", json.string()});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(count_lines_starting(r.out, "PASS"), 4u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("4 passed, 0 failed, 0 unsupported"));
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(mmaemu::testing::slurp(json)));
+  EXPECT_EQ(j["schema"], "mmaemu-selftest/1");
+  EXPECT_EQ(j["passed"], 4);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["unavailable_reason"], "");
+  ASSERT_EQ(j["kernels"].size(), 4u);
+  for (const auto& k : j["kernels"]) {
+    EXPECT_EQ(k["verdict"], "PASS") << k.dump();
+    EXPECT_EQ(k["source"], "nvrtc") << k.dump();
+    EXPECT_EQ(k["cc"], 90) << k.dump();
+    ASSERT_EQ(k["gates"].size(), 1u) << k.dump();
+    EXPECT_EQ(k["gates"][0]["gate"], "smoke");
+    EXPECT_EQ(k["gates"][0]["cached"], false);
+  }
+  // One kernel, its verdict now from the cache.
+  const auto again = run_cli(fake(), {"selftest", "--kernels", "v1"});
+  EXPECT_EQ(again.status, 0) << again.all();
+  EXPECT_EQ(count_lines_starting(again.out, "PASS"), 1u) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("(cached)"));
+}
+
+TEST_F(SelftestCli, WrongResultsFailWhenTheGatesRunAgain) {
+  const auto r = run_cli(fake(), {"selftest", "--kernels", "v1,h1"});
+  ASSERT_EQ(r.status, 0) << r.all();
+  const Env wrong = with(fake(), "MMAEMU_FAKE_CUDA_WRONG", "1");
+  // The cached verdicts stand until --force.
+  const auto cached = run_cli(wrong, {"selftest", "--kernels", "v1,h1"});
+  EXPECT_EQ(cached.status, 0) << cached.all();
+  const auto forced = run_cli(wrong, {"selftest", "--kernels", "v1,h1", "--force"});
+  EXPECT_EQ(forced.status, 1) << forced.all();
+  EXPECT_EQ(count_lines_starting(forced.out, "FAIL"), 2u) << forced.out;
+  EXPECT_THAT(forced.out, HasSubstr("gate smoke failed"));
+  EXPECT_THAT(forced.out, HasSubstr("0 passed, 2 failed"));
+}
+
+TEST_F(SelftestCli, UnknownKernelIsAUsageError) {
+  for (const Env& env : {fake(), no_driver()}) {
+    const auto r = run_cli(env, {"selftest", "--kernels", "zz"});
+    EXPECT_EQ(r.status, 2) << r.all();
+    EXPECT_THAT(r.err, HasSubstr("zz"));
+  }
+  EXPECT_EQ(run_cli(no_driver(), {"selftest", "--device", "-1"}).status, 2);
+}
+
+TEST_F(SelftestCli, GemmOnAKernelWithoutADriverIsUnavailable) {
+  const auto r =
+      run_cli(no_driver(), {"gemm", "--M", "16", "--N", "16", "--K", "32", "--backend", "cuda:v4"});
+  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("BackendUnavailableError"));
+  EXPECT_THAT(r.err, HasSubstr("cuda:v4"));
+}
+
+TEST_F(SelftestCli, GemmOnAKernelHasTheReferenceSha256) {
+  struct Case {
+    const char* backend;
+    const char* profile;
+  };
+  for (const Case c : {Case{"cuda:v4", "ada"}, Case{"cuda:h1", "hopper"}}) {
+    std::vector<std::string> args = {"gemm",      "--M",     "16",       "--N", "16",
+                                     "--K",       "32",      "--splitk", "1",   "--fast",
+                                     "--profile", c.profile, "--seed",   "5",   "--backend"};
+    auto on_kernel = args;
+    on_kernel.push_back(c.backend);
+    args.push_back("reference");
+    const auto ref = run_cli(fake(), args);
+    const auto kern = run_cli(fake(), on_kernel);
+    ASSERT_EQ(ref.status, 0) << ref.all();
+    ASSERT_EQ(kern.status, 0) << kern.all();
+    EXPECT_NE(sha256_line(ref.out), "");
+    EXPECT_EQ(sha256_line(kern.out), sha256_line(ref.out)) << c.backend;
+    // The kernel was compiled by the fake NVRTC (empty fatbin folder): one warning says so.
+    EXPECT_THAT(kern.err, HasSubstr("compiled with NVRTC")) << kern.all();
+  }
+}
+
+TEST_F(SelftestCli, InfoListsEveryBackendWithoutADriver) {
+  const fs::path json = dir_ / "info.json";
+  const auto r = run_cli(no_driver(), {"info", "--json", json.string()});
+  ASSERT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("reference      available"));
+  for (const char* k : {"cuda:v4", "cuda:v1", "cuda:h4", "cuda:h1"})
+    EXPECT_THAT(r.out, HasSubstr(std::string(k) + std::string(14 - std::string(k).size(), ' ') +
+                                 " unavailable: no CUDA driver"));
+  const auto j = nlohmann::json::parse(mmaemu::testing::slurp(json));
+  ASSERT_EQ(j["backends"].size(), 5u) << j["backends"].dump();
+  EXPECT_EQ(j["backends"][0]["name"], "reference");
+  EXPECT_EQ(j["backends"][0]["available"], true);
+  for (std::size_t i = 1; i < 5; ++i) {
+    const auto& b = j["backends"][i];
+    EXPECT_EQ(b["available"], false) << b.dump();
+    EXPECT_EQ(b["validated_here"], false) << b.dump();
+    EXPECT_EQ(b["source"], "") << b.dump();
+    EXPECT_THAT(b["reason"].get<std::string>(), HasSubstr("no CUDA driver"));
+  }
+  EXPECT_FALSE(j.contains("device"));
+  const auto dev = run_cli(with(fake(), "MMAEMU_DISABLE_CUDA", "1"), {"info", "--device", "1"});
+  ASSERT_EQ(dev.status, 0) << dev.all();
+  EXPECT_THAT(dev.out, HasSubstr("device 1: unavailable"));
+  EXPECT_THAT(dev.out, HasSubstr("cuda:h1        unavailable: CUDA is disabled"));
+}
+
+TEST_F(SelftestCli, InfoOnTheFakeDeviceGivesEachKernelsStatus) {
+  const fs::path json = dir_ / "info.json";
+  const auto r = run_cli(with(fake(), "MMAEMU_FAKE_CUDA_CC", "75"),
+                         {"info", "--device", "0", "--json", json.string()});
+  ASSERT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("device 0: mmaemu fake GPU"));
+  EXPECT_THAT(r.out, HasSubstr("cuda:v1        available (nvrtc, not validated here)"));
+  EXPECT_THAT(r.out, HasSubstr("cuda:v4        unavailable: cuda:v4 needs compute capability 8.0"));
+  const auto j = nlohmann::json::parse(mmaemu::testing::slurp(json));
+  EXPECT_EQ(j["device"]["available"], true);
+  EXPECT_EQ(j["device"]["cc"], 75);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& b : j["backends"])
+    by_name[b["name"].get<std::string>()] = b;
+  ASSERT_EQ(by_name.size(), 5u);
+  for (const char* k : {"cuda:v1", "cuda:h1"}) {
+    EXPECT_EQ(by_name[k]["available"], true) << by_name[k].dump();
+    EXPECT_EQ(by_name[k]["source"], "nvrtc");
+    EXPECT_EQ(by_name[k]["reason"], "");
+  }
+  for (const char* k : {"cuda:v4", "cuda:h4"}) {
+    EXPECT_EQ(by_name[k]["available"], false) << by_name[k].dump();
+    EXPECT_THAT(by_name[k]["reason"].get<std::string>(), HasSubstr("compute capability"));
+  }
+  // A device that does not exist.
+  const auto none = run_cli(fake(), {"info", "--device", "4"});
+  ASSERT_EQ(none.status, 0) << none.all();
+  EXPECT_THAT(none.out, HasSubstr("device 4: unavailable (device 4 does not exist (1 visible))"));
+}
+
+} // namespace
