@@ -202,6 +202,7 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_option("--repeat", args->repeat, "runs; the best is reported")->capture_default_str();
   g->add_option("--json", args->json, "write the figures as JSON");
   g->callback([args, &exit_code] { exit_code = run_bench_gemm(*args); });
+  add_bench_kernels(*bench, exit_code);
 }
 
 } // namespace mmaemu::cli

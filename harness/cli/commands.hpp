@@ -19,6 +19,8 @@ void add_dot(CLI::App& app, int& exit_code);
 void add_explain(CLI::App& app, int& exit_code);
 void add_gemm(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code);
+// `bench kernels` under the `bench` subcommand (cmd_bench_kernels.cpp).
+void add_bench_kernels(CLI::App& bench, int& exit_code);
 void add_tier(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);
 void add_selftest(CLI::App& app, int& exit_code);
