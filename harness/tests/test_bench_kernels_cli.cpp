@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// `mmaemu bench kernels` as a separate process, without a CUDA driver and on the fake libcuda
+// and NVRTC of kernels/tests (the kernels run through the host shim): exit codes (0 the run
+// finished, 1 exactness mismatch before timing, 2 usage, 4 no device), the table and the JSON
+// report.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mmaemu::testing::TempDir;
+using testing::HasSubstr;
+
+struct RunResult {
+  int status = -1; // exit status, or -1 if the process did not exit normally
+  std::string out, err;
+  std::string all() const { return out + err; }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) {
+    if (ch == '\'')
+      q += "'\\''";
+    else
+      q += ch;
+  }
+  return q + "'";
+}
+
+using Env = std::map<std::string, std::string>;
+
+// Runs the built mmaemu with `args` in an environment without any of mmaemu's variables except
+// those of `env`, capturing stdout and stderr.
+RunResult run_cli(const Env& env, const std::vector<std::string>& args) {
+  TempDir io("bench_kernels_cli_io");
+  std::string cmd = "env";
+  for (const char* v :
+       {"MMAEMU_BACKEND", "MMAEMU_DISABLE_CUDA", "MMAEMU_ALLOW_GATED_KERNELS", "MMAEMU_CACHE_DIR",
+        "MMAEMU_LIBCUDA_PATH", "MMAEMU_NVRTC_PATH", "MMAEMU_FATBIN_DIR", "MMAEMU_TEST_FORCE_FAIL",
+        "MMAEMU_PROFILE", "MMAEMU_FAKE_CUDA_DEVICES", "MMAEMU_FAKE_CUDA_CC",
+        "MMAEMU_FAKE_CUDA_SMEM_OPTIN", "MMAEMU_FAKE_CUDA_UUID", "MMAEMU_FAKE_CUDA_WRONG",
+        "MMAEMU_FAKE_CUDA_MAX_GRID_Y", "MMAEMU_FAKE_NVRTC_FAIL"})
+    cmd += std::string(" -u ") + v;
+  for (const auto& [k, v] : env)
+    cmd += " " + quote(k + "=" + v);
+  cmd += " " + quote(MMAEMU_BIN);
+  for (const auto& a : args)
+    cmd += " " + quote(a);
+  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  if (raw != -1 && WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  r.out = mmaemu::testing::slurp(io / "out");
+  r.err = mmaemu::testing::slurp(io / "err");
+  return r;
+}
+
+class BenchKernelsCli : public ::testing::Test {
+protected:
+  Env no_driver() const {
+    return {{"MMAEMU_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"},
+            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
+  }
+  // The fake driver (one sm_90 device) and the fake NVRTC; no fatbins: kernels load by NVRTC.
+  Env fake() const {
+    fs::create_directories(dir_ / "fatbins");
+    return {{"MMAEMU_LIBCUDA_PATH", MMAEMU_FAKE_CUDA_PATH},
+            {"MMAEMU_NVRTC_PATH", MMAEMU_FAKE_NVRTC_PATH},
+            {"MMAEMU_FATBIN_DIR", (dir_ / "fatbins").string()},
+            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
+  }
+  static Env with(Env env, const std::string& k, const std::string& v) {
+    env[k] = v;
+    return env;
+  }
+  // A tiny run: --shape 64,64,64, one warm-up launch, two 10 ms windows, no clock sampling.
+  std::vector<std::string> tiny(std::vector<std::string> more = {}) const {
+    std::vector<std::string> a{"bench",      "kernels", "--shape",      "64,64,64",
+                               "--warmup-s", "0",       "--window-s",   "0.01",
+                               "--windows",  "2",       "--nvidia-smi", "none"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  }
+  nlohmann::json read_json(const fs::path& p) const {
+    nlohmann::json j;
+    EXPECT_NO_THROW(j = nlohmann::json::parse(mmaemu::testing::slurp(p))) << p;
+    return j;
+  }
+  TempDir dir_{"bench_kernels_cli"};
+};
+
+TEST_F(BenchKernelsCli, WithoutADriverItIsUnsupportedExitFour) {
+  const fs::path json = dir_ / "r.json";
+  const auto r = run_cli(no_driver(), {"bench", "kernels", "--json", json.string()});
+  EXPECT_EQ(r.status, 4) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("UNSUPPORTED: no CUDA driver"));
+  const auto j = read_json(json);
+  EXPECT_EQ(j["schema"], "mmaemu-bench-kernels/1");
+  EXPECT_EQ(j["verdict"], "UNSUPPORTED");
+  EXPECT_EQ(j["exit_code"], 4);
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("no CUDA driver"));
+  EXPECT_EQ(j["options"]["shape"]["N"], 5760); // the Evo 2 1B projection by default
+
+  const auto disabled = run_cli(with(fake(), "MMAEMU_DISABLE_CUDA", "1"), {"bench", "kernels"});
+  EXPECT_EQ(disabled.status, 4) << disabled.all();
+  EXPECT_THAT(disabled.out, HasSubstr("MMAEMU_DISABLE_CUDA=1"));
+}
+
+TEST_F(BenchKernelsCli, FakeDriverRunsEndToEndWithAllowNvrtc) {
+  const fs::path json = dir_ / "r.json";
+  const auto r = run_cli(fake(), tiny({"--allow-nvrtc", "--json", json.string()}));
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("TMAC/s median"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: OK"));
+  EXPECT_THAT(r.err, HasSubstr("exactness pass"));
+  const auto j = read_json(json);
+  EXPECT_EQ(j["verdict"], "OK");
+  EXPECT_EQ(j["device"]["cc"], 90);
+  ASSERT_EQ(j["kernels"].size(), 4u);
+  for (const auto& k : j["kernels"]) {
+    EXPECT_EQ(k["source"], "nvrtc") << k.dump();
+    EXPECT_EQ(k["exactness"]["result"], "pass") << k.dump();
+    EXPECT_TRUE(k["timed"].get<bool>()) << k.dump();
+    EXPECT_EQ(k["windows"].size(), 2u);
+    EXPECT_GT(k["tmacs"]["median"].get<double>(), 0);
+    EXPECT_EQ(k["image_sha256"].get<std::string>().size(), 64u);
+  }
+}
+
+TEST_F(BenchKernelsCli, NvrtcKernelsAreNotTimedWithoutAllowNvrtc) {
+  const auto r = run_cli(fake(), tiny({"--kernels", "v1,h4"}));
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("not timed"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: PARTIAL"));
+}
+
+TEST_F(BenchKernelsCli, MismatchExitsOneBeforeTiming) {
+  const fs::path json = dir_ / "r.json";
+  const auto r = run_cli(with(fake(), "MMAEMU_FAKE_CUDA_WRONG", "1"),
+                         tiny({"--allow-nvrtc", "--json", json.string()}));
+  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("verdict: MISMATCH"));
+  EXPECT_THAT(r.err, testing::Not(HasSubstr("window 1")));
+  const auto j = read_json(json);
+  EXPECT_EQ(j["verdict"], "MISMATCH");
+  EXPECT_EQ(j["exit_code"], 1);
+  for (const auto& k : j["kernels"])
+    EXPECT_FALSE(k["timed"].get<bool>());
+}
+
+TEST_F(BenchKernelsCli, BadOptionsExitTwo) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"bench", "kernels", "--shape", "64,64"},
+           {"bench", "kernels", "--kernels", "v9"},
+           {"bench", "kernels", "--windows", "0"},
+           {"bench", "kernels", "--window-s", "-1"},
+           {"bench", "kernels", "--data", "normal"},
+           {"bench", "kernels", "--json", dir_.path().string()}}) {
+    const auto r = run_cli(fake(), args);
+    EXPECT_EQ(r.status, 2) << args[2] << ": " << r.all();
+  }
+}
+
+} // namespace
