@@ -8,6 +8,7 @@
 #   lib/cmake/mmaemu/               mmaemuConfig.cmake, mmaemuConfigVersion.cmake, mmaemuTargets.cmake
 #   share/mmaemu/tiers/             tier declarations (the installed mmaemu reads them)
 #   share/mmaemu/recordings/        the committed hardware recordings (T1 by the installed mmaemu)
+#   share/mmaemu/kernels/bin/       the release fatbins and manifest.json
 #   share/mmaemu/keys/              trusted public keys of validation logs
 #   share/doc/mmaemu/               README and docs
 include(CMakePackageConfigHelpers)
@@ -16,6 +17,7 @@ set(MMAEMU_INSTALL_CMAKEDIR lib/cmake/mmaemu)
 set(_mmaemu_export_names
   mmaemu_support support
   mmaemu_emulator emulator
+  mmaemu_kernels kernels
   mmaemu_replay replay
   mmaemu_recordings recordings
   mmaemu_reports reports
@@ -35,7 +37,7 @@ install(TARGETS ${_mmaemu_libs} mmaemu
   LIBRARY DESTINATION lib
   ARCHIVE DESTINATION lib
   INCLUDES DESTINATION include)
-foreach(_area support emulator recordings reports harness/replay harness/tiers)
+foreach(_area support emulator kernels recordings reports harness/replay harness/tiers)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_area}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_area}/include/ DESTINATION include
       FILES_MATCHING PATTERN "*.hpp")
@@ -55,6 +57,8 @@ install(FILES ${PROJECT_BINARY_DIR}/mmaemuConfig.cmake ${PROJECT_BINARY_DIR}/mma
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tiers/ DESTINATION share/mmaemu/tiers
   FILES_MATCHING PATTERN "*.json")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/recordings/data/ DESTINATION share/mmaemu/recordings)
+# The release fatbins and their manifest (fatbin_dir() looks in <prefix>/share/mmaemu/kernels/bin).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/bin/ DESTINATION share/mmaemu/kernels/bin)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/validation_logs/keys/ DESTINATION share/mmaemu/keys
   FILES_MATCHING PATTERN "*.pub" PATTERN "README.md")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/mmaemu)

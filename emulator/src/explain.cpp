@@ -56,8 +56,9 @@ CallPlan explain(const ScaledMmCall& call) {
 
   // Backend selection: the CUDA kernels are tried first under "auto" on a CUDA device.
   try {
-    const ChainBackend chosen = choose_backend(
-        {call.backend, &get_preset(profile->preset), {call.input.dtype(), call.mat2.dtype()}});
+    const ChainBackend chosen = choose_backend({call.backend,
+                                                &get_preset_quiet(profile->preset),
+                                                {call.input.dtype(), call.mat2.dtype()}});
     plan.backend = chosen.name;
     plan.fallbacks = chosen.fallbacks;
   } catch (const MmaemuError& e) {

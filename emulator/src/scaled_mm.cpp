@@ -39,6 +39,7 @@ Tensor scaled_mm(const ScaledMmCall& call) {
   opt.profile_ptr = &profile;
   opt.splitk = call.splitk;
   opt.backend = call.backend;
+  opt.backend_used = call.backend_used;
   opt.out_dtype_for_split = out_dtype;
   opt.threads = call.threads;
   opt.layout_std = true;
@@ -51,8 +52,10 @@ Tensor scaled_mm(const ScaledMmCall& call) {
   Tensor result = Tensor::zeros(out_dtype, {M, N});
   if (K == 0) {
     // torch zero-fills the output and runs no kernel; the split-K decision is still made.
-    choose_backend(
+    const ChainBackend chosen = choose_backend(
         {call.backend, &get_preset(profile.preset), {call.input.dtype(), call.mat2.dtype()}});
+    if (call.backend_used)
+      *call.backend_used = chosen.name;
     resolve_splitk(
         {M, N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum, true},
         profile, call.splitk);

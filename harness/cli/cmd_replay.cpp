@@ -85,11 +85,12 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
                       {"class", mismatch_name(c.why)},
                       {"message", c.message}});
     }
-    nlohmann::json line = {
-        {"file", s.file},       {"set", s.name},      {"preset", s.preset},
-        {"gpu", s.gpu},         {"cases", s.cases},   {"passed", s.passed},
-        {"failed", s.failed},   {"errors", s.errors}, {"unsupported", s.unsupported},
-        {"seconds", s.seconds}, {"not_passed", mism}};
+    nlohmann::json line = {{"file", s.file},       {"set", s.name},
+                           {"preset", s.preset},   {"ran_on", s.backend},
+                           {"gpu", s.gpu},         {"cases", s.cases},
+                           {"passed", s.passed},   {"failed", s.failed},
+                           {"errors", s.errors},   {"unsupported", s.unsupported},
+                           {"seconds", s.seconds}, {"not_passed", mism}};
     if (!s.scope.empty())
       line["scope"] = s.scope;
     if (!s.expect_error.empty())
@@ -131,8 +132,9 @@ int run_replay(const ReplayArgs& args) {
       return kUsage;
     }
   }
-  std::printf("%-28s %-14s %8s %8s %8s %8s %9s\n", "set", "preset", "cases", "passed", "failed",
-              "n/a", "seconds");
+  std::printf("backend: %s\n", backend.c_str());
+  std::printf("%-28s %-14s %8s %8s %8s %8s %9s  %s\n", "set", "preset", "cases", "passed", "failed",
+              "n/a", "seconds", "ran on");
   auto on_set = [&](const harness::SetResult& s) {
     if (args.verbose) {
       for (const auto& c : s.results) {
@@ -141,8 +143,9 @@ int run_replay(const ReplayArgs& args) {
                     c.message.empty() ? "" : (" (" + c.message + ")").c_str());
       }
     }
-    std::printf("%-28s %-14s %8zu %8zu %8zu %8zu %9.3f\n", s.name.c_str(), s.preset.c_str(),
-                s.cases, s.passed, s.failed + s.errors, s.unsupported, s.seconds);
+    std::printf("%-28s %-14s %8zu %8zu %8zu %8zu %9.3f  %s\n", s.name.c_str(), s.preset.c_str(),
+                s.cases, s.passed, s.failed + s.errors, s.unsupported, s.seconds,
+                s.backend.empty() ? "-" : s.backend.c_str());
     std::fflush(stdout);
   };
   // One line on stderr per file that could not be read; the message names the file.
@@ -150,7 +153,8 @@ int run_replay(const ReplayArgs& args) {
     std::fflush(stdout);
     error_line("ERROR " + support::printable(u.message, 1024));
   };
-  const harness::ReplayResult result = harness::replay_files(paths, on_set, on_unreadable);
+  const harness::ReplayResult result =
+      harness::replay_files(paths, on_set, on_unreadable, args.backend);
   std::size_t listed = 0;
   for (const auto& s : result.sets) {
     for (const auto& c : s.results) {
@@ -204,7 +208,8 @@ void add_replay(CLI::App& app, int& exit_code) {
   // No existence check here: a missing file is reported like any unreadable recording, and
   // the other files are still replayed.
   cmd->add_option("files", args->files, "Recording files (.h5)")->required();
-  cmd->add_option("--backend", args->backend, "auto or reference")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "auto | reference | cuda | cuda:<v1|v4|h1|h4>")
+      ->capture_default_str();
   cmd->add_option("--json", args->json, "Write the per-case report as JSON to this file");
   cmd->add_flag("--verbose,-v", args->verbose, "One line per case");
   cmd->callback([args, &exit_code] { exit_code = run_replay(*args); });

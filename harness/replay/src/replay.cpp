@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/harness/replay.hpp"
 
+#include <algorithm>
 #include <chrono>
 
+#include "mmaemu/emulator/backend.hpp"
+#include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/exact.hpp"
 #include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/harness/gemm_call.hpp"
 
@@ -105,14 +109,69 @@ const char* outcome_name(Outcome o) {
 }
 
 std::string resolve_backend(const std::string& requested) {
-  if (requested == "auto" || requested == "reference")
-    return "reference";
-  throw BackendUnavailableError("backend '" + requested +
-                                "' is unavailable: this build has only the CPU reference backend "
-                                "(use --backend reference)");
+  // Without a preset the selector only checks the name and that a device is visible.
+  return choose_backend({requested, nullptr, {}}).name;
 }
 
-SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file) {
+namespace {
+
+// The chains of an mma batch on a CUDA kernel (kernel ABI v1: chains from +0 over finite
+// codes). Cases whose accumulator input c is not +0, or whose codes are not finite, cannot
+// be expressed in that ABI: UNSUPPORTED, never computed elsewhere. The others run in groups
+// of up to kGroup cases as a [g][K] x [g][K] GEMM whose diagonal holds their chains.
+void run_mma_on_kernel(const recordings::MmaBatch& batch, const ChainFn& chain,
+                       std::vector<std::uint32_t>& actual, std::vector<std::string>& why_not) {
+  constexpr std::size_t kGroup = 128;
+  const std::size_t n = batch.size(), K = batch.K;
+  const auto& ta = model::fp8_operand_table(batch.fmt_a);
+  const auto& tb = model::fp8_operand_table(batch.fmt_b);
+  std::vector<std::size_t> runnable;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool finite = true;
+    for (std::size_t k = 0; k < K && finite; ++k) {
+      finite = ta[batch.a[i * K + k]].cls <= static_cast<std::uint8_t>(ValueClass::finite) &&
+               tb[batch.b[i * K + k]].cls <= static_cast<std::uint8_t>(ValueClass::finite);
+    }
+    if (batch.c[i] != 0u)
+      why_not[i] = "the kernel ABI computes chains from +0; this case's accumulator input c is " +
+                   decompose_bits(batch.c[i], Format::fp32);
+    else if (!finite)
+      why_not[i] = "a NaN or Inf code: the kernels take finite codes (the shared plan code "
+                   "applies the non-finite rule)";
+    else
+      runnable.push_back(i);
+  }
+  std::vector<std::uint8_t> a, b;
+  std::vector<std::uint32_t> out;
+  for (std::size_t g0 = 0; g0 < runnable.size(); g0 += kGroup) {
+    const std::size_t g = std::min(kGroup, runnable.size() - g0);
+    a.assign(g * K, 0);
+    b.assign(g * K, 0);
+    for (std::size_t j = 0; j < g; ++j) {
+      std::copy_n(batch.a.begin() + static_cast<std::ptrdiff_t>(runnable[g0 + j] * K), K,
+                  a.begin() + static_cast<std::ptrdiff_t>(j * K));
+      std::copy_n(batch.b.begin() + static_cast<std::ptrdiff_t>(runnable[g0 + j] * K), K,
+                  b.begin() + static_cast<std::ptrdiff_t>(j * K));
+    }
+    model::GemmOperands op;
+    op.a = a.data();
+    op.lda = K;
+    op.b = b.data();
+    op.ldb = K;
+    op.M = op.N = g;
+    op.K = K;
+    op.fmt = {batch.fmt_a, batch.fmt_b};
+    out.assign(g * g, 0u);
+    chain(op, 0, K, out.data(), g);
+    for (std::size_t j = 0; j < g; ++j)
+      actual[runnable[g0 + j]] = out[j * g + j];
+  }
+}
+
+} // namespace
+
+SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
+                       const std::string& backend) {
   SetResult r = start_set(batch.name, batch.preset, batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   if (out_of_scope(r)) {
@@ -126,12 +185,24 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
   // The whole set runs at once: a refusal (an unknown preset, a format that is not FP8)
   // refuses every case alike.
   std::vector<std::uint32_t> actual(n, 0u);
+  std::vector<std::string> why_not(n); // per case: why the backend cannot run it
   bool refused = false;
   std::string refused_class, refused_message;
   try {
     const Preset& preset = get_preset(batch.preset);
-    model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, preset,
-                    {batch.fmt_a, batch.fmt_b}, actual.data());
+    const ChainBackend be = choose_backend({backend, &preset, {batch.fmt_a, batch.fmt_b}});
+    r.backend = be.name;
+    if (be.chain) {
+      run_mma_on_kernel(batch, be.chain, actual, why_not);
+    } else {
+      model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, preset,
+                      {batch.fmt_a, batch.fmt_b}, actual.data());
+    }
+  } catch (const BackendUnavailableError& e) {
+    // The requested backend cannot serve this set (another preset, a format pair without a
+    // kernel): nothing of it is tested.
+    for (auto& w : why_not)
+      w = std::string("BackendUnavailableError: ") + e.what();
   } catch (const MmaemuError& e) {
     refused = true;
     refused_class = e.class_name();
@@ -159,6 +230,9 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
     } else if (refused) {
       c.outcome = Outcome::error;
       c.message = refused_message;
+    } else if (!why_not[i].empty()) {
+      c.outcome = Outcome::unsupported;
+      c.message = (r.backend.empty() ? "" : r.backend + ": ") + why_not[i];
     } else {
       c.actual = actual[i];
       c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
@@ -170,7 +244,8 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
   return r;
 }
 
-SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file) {
+SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file,
+                          const std::string& backend) {
   const SetResult head = start_set(batch.name, "gemm", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   if (out_of_scope(head)) {
@@ -184,21 +259,22 @@ SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string&
   }
   SetResult r;
   if (head.expect_error.empty()) {
-    r = replay_gemm_batch(batch, file);
+    r = replay_gemm_batch(batch, file, backend);
   } else {
     recordings::GemmBatch with = batch;
     for (auto& c : with.cases) {
       if (c.expect_error.empty())
         c.expect_error = head.expect_error;
     }
-    r = replay_gemm_batch(with, file);
+    r = replay_gemm_batch(with, file, backend);
   }
   r.scope = head.scope;
   r.expect_error = head.expect_error;
   return r;
 }
 
-SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file) {
+SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file,
+                               const std::string& backend) {
   const SetResult head = start_set(batch.name, "gemm_call", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   if (out_of_scope(head)) {
@@ -214,7 +290,7 @@ SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std
   }
   SetResult r;
   if (head.expect_error.empty()) {
-    r = replay_gemm_call_batch(batch, file);
+    r = replay_gemm_call_batch(batch, file, backend);
   } else {
     recordings::GemmCallBatch with = batch;
     for (auto& c : with.calls) {
@@ -223,7 +299,7 @@ SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std
           o.expect_error = head.expect_error;
       }
     }
-    r = replay_gemm_call_batch(with, file);
+    r = replay_gemm_call_batch(with, file, backend);
   }
   r.scope = head.scope;
   r.expect_error = head.expect_error;
@@ -239,7 +315,8 @@ recordings::Recording read_recording_for_replay(const std::filesystem::path& pat
 
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
                           const std::function<void(const SetResult&)>& on_set,
-                          const std::function<void(const UnreadableFile&)>& on_unreadable) {
+                          const std::function<void(const UnreadableFile&)>& on_unreadable,
+                          const std::string& backend) {
   ReplayResult out;
   auto add = [&](SetResult s) {
     out.passed += s.passed;
@@ -264,11 +341,11 @@ ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
       continue;
     }
     for (const auto& batch : rec.mma)
-      add(replay_batch(batch, file));
+      add(replay_batch(batch, file, backend));
     for (const auto& batch : rec.gemm)
-      add(replay_gemm_set(batch, file));
+      add(replay_gemm_set(batch, file, backend));
     for (const auto& batch : rec.gemm_call)
-      add(replay_gemm_call_set(batch, file));
+      add(replay_gemm_call_set(batch, file, backend));
   }
   return out;
 }

@@ -409,7 +409,8 @@ void check_gemm_calls(const recordings::GemmCallBatch& batch, const std::string&
   }
 }
 
-SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file) {
+SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file,
+                            const std::string& backend) {
   SetResult s = start_set(batch.name, "gemm", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : batch.cases) {
@@ -441,6 +442,8 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
         opt.profile = c.profile;
         opt.splitk = parse_splitk(c.splitk);
         opt.out_dtype_for_split = c.out_dtype;
+        opt.backend = backend;
+        opt.backend_used = &s.backend;
         const Tensor acc = accumulate(ta, tb, c.fast, opt);
         result = Tensor::zeros(c.out_dtype, {M, N});
         for (std::int64_t i = 0; i < M * N; ++i) {
@@ -459,6 +462,8 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
         call.use_fast_accum = c.fast;
         call.profile = c.profile;
         call.splitk = parse_splitk(c.splitk);
+        call.backend = backend;
+        call.backend_used = &s.backend;
         result = scaled_mm(call);
       }
       if (c.expect_error.empty())
@@ -472,7 +477,8 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
   return s;
 }
 
-SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file) {
+SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file,
+                                 const std::string& backend) {
   SetResult s = start_set(batch.name, "gemm_call", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : batch.calls) {
@@ -504,6 +510,8 @@ SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const s
         sc.out_dtype = o.out_dtype;
         sc.use_fast_accum = o.fast;
         sc.splitk = parse_splitk(o.splitk);
+        sc.backend = backend;
+        sc.backend_used = &s.backend;
         const Tensor result = scaled_mm(sc);
         if (o.expect_error.empty()) {
           if (result.shape() != o.shape) {

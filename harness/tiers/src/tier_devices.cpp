@@ -1,72 +1,36 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/harness/tier_devices.hpp"
 
-#include <dlfcn.h>
+#include "mmaemu/kernels/driver_api.hpp"
+#include "mmaemu/kernels/registry.hpp"
 
 namespace mmaemu::harness {
 
-namespace {
-
-// The few driver API entry points needed, with the driver's C types spelt as plain ints.
-using CuInit = int (*)(unsigned);
-using CuDriverGetVersion = int (*)(int*);
-using CuDeviceGetCount = int (*)(int*);
-using CuDeviceGet = int (*)(int*, int);
-using CuDeviceGetName = int (*)(char*, int, int);
-using CuDeviceGetAttribute = int (*)(int*, int, int);
-
-constexpr int kAttrCapabilityMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int kAttrCapabilityMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-
-} // namespace
-
 CudaProbe probe_cuda() {
   CudaProbe p;
-  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* e = ::dlerror();
-    p.reason =
-        "no CUDA driver: libcuda.so.1 cannot be loaded (" + std::string(e ? e : "not found") + ")";
+  // The kernels' driver ladder (MMAEMU_LIBCUDA_PATH, MMAEMU_DISABLE_CUDA), so that a tier sees
+  // the devices the backends will use.
+  p.reason = kernels::cuda_unavailable_reason();
+  if (!p.reason.empty())
     return p;
-  }
-  // The library stays loaded: the driver does not support being unloaded and reloaded.
-  auto sym = [&](const char* name) { return ::dlsym(lib, name); };
-  auto init = reinterpret_cast<CuInit>(sym("cuInit"));
-  auto version = reinterpret_cast<CuDriverGetVersion>(sym("cuDriverGetVersion"));
-  auto count = reinterpret_cast<CuDeviceGetCount>(sym("cuDeviceGetCount"));
-  auto get = reinterpret_cast<CuDeviceGet>(sym("cuDeviceGet"));
-  auto name = reinterpret_cast<CuDeviceGetName>(sym("cuDeviceGetName"));
-  auto attr = reinterpret_cast<CuDeviceGetAttribute>(sym("cuDeviceGetAttribute"));
-  if (!init || !version || !count || !get || !name || !attr) {
-    p.reason = "libcuda.so.1 lacks the driver API entry points (cuInit, cuDeviceGetCount, ...)";
+  try {
+    for (const auto& d : kernels::driver::devices()) {
+      CudaDevice c;
+      c.index = d.ordinal;
+      c.name = d.name;
+      c.major = d.cc / 10;
+      c.minor = d.cc % 10;
+      p.driver_version = d.driver_version;
+      p.devices.push_back(c);
+    }
+  } catch (const std::exception& e) {
+    p.reason = std::string("no CUDA device could be opened: ") + e.what();
+    p.devices.clear();
     return p;
-  }
-  if (const int rc = init(0); rc != 0) {
-    p.reason = "no CUDA device: cuInit failed (CUresult " + std::to_string(rc) + ")";
-    return p;
-  }
-  version(&p.driver_version);
-  int n = 0;
-  if (count(&n) != 0 || n <= 0) {
-    p.reason = "no CUDA device: the driver reports none (CUDA_VISIBLE_DEVICES?)";
-    return p;
-  }
-  for (int i = 0; i < n; ++i) {
-    int dev = 0;
-    if (get(&dev, i) != 0)
-      continue;
-    CudaDevice d;
-    d.index = i;
-    char buf[256] = {};
-    if (name(buf, sizeof buf - 1, dev) == 0)
-      d.name = buf;
-    attr(&d.major, kAttrCapabilityMajor, dev);
-    attr(&d.minor, kAttrCapabilityMinor, dev);
-    p.devices.push_back(d);
   }
   p.available = !p.devices.empty();
   if (!p.available)
-    p.reason = "no CUDA device could be opened";
+    p.reason = "no CUDA device is visible";
   return p;
 }
 

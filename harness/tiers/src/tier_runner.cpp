@@ -201,6 +201,8 @@ TierResult run_tier(const TierSpec& t, RunOptions opt) {
     detail::run_command_kind(t, opt, r);
   } else if (t.kind == "package") {
     detail::run_package_kind(t, opt, r);
+  } else if (t.kind == "device") {
+    detail::run_device_kind(t, opt, r);
   }
   std::string nothing = "no case ran";
   if (opt.shard.active()) {

@@ -292,6 +292,12 @@ void check_run(Reader& runr, const std::string& kind) {
     runr.number("timeout_s", false);
   } else if (kind == "mutants") {
     runr.str("catalogue", false);
+  } else if (kind == "device") {
+    runr.integer("device", 63);
+    runr.integer("projection_m", 1 << 16);
+    runr.integer("projection_n", 1 << 16);
+    runr.integer("projection_k", 1 << 20);
+    runr.integer("adversarial_size", 4096);
   }
   runr.no_other_keys("mmaemu-tier/1 run kind '" + kind + "'");
 }
@@ -316,8 +322,8 @@ bool tier_less(const std::string& a, const std::string& b) {
 } // namespace
 
 const std::vector<std::string>& tier_kinds() {
-  static const std::vector<std::string> k = {"ctest",   "replay",  "truth",
-                                             "command", "package", "mutants"};
+  static const std::vector<std::string> k = {"ctest",   "replay",  "truth", "command",
+                                             "package", "mutants", "device"};
   return k;
 }
 

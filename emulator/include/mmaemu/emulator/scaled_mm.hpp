@@ -29,6 +29,7 @@ struct ScaledMmCall {
   const Profile* profile_ptr = nullptr;
   SplitKRequest splitk; // "auto"
   std::string backend = "auto";
+  std::string* backend_used = nullptr; // receives the backend that ran (when one ran)
   unsigned threads = 0;
 };
 

@@ -37,6 +37,7 @@ struct SetResult {
   std::string name;   // the batch (set) name
   std::string preset; // mma: the preset; gemm kinds: "gemm" or "gemm_call"
   std::string gpu;
+  std::string backend;      // the backend that computed the cases ("reference", "cuda:h4")
   std::string scope;        // the attribute scope ("out": not run), or empty
   std::string expect_error; // the set's attribute expect_error, or empty
   std::size_t cases = 0, passed = 0, failed = 0, errors = 0, unsupported = 0;
@@ -59,8 +60,13 @@ struct ReplayResult {
   std::size_t tested() const { return passed + failed; }
 };
 
-// Backends that replay can use here. "auto" and "reference" select the CPU reference model;
-// anything else throws BackendUnavailableError naming the backend.
+// Checks a backend name before any file is read: the backend that will be asked for
+// ("reference", "auto", "cuda", "cuda:<kernel>"; "auto" resolves to "reference" without a
+// CUDA selector or device). Throws BackendUnavailableError for an explicit CUDA backend this
+// machine or build cannot run and ValueError for an unknown name. Each set then selects its
+// backend for its own preset: a CUDA kernel runs the mma cases whose chain starts from +0
+// over finite codes (kernel ABI v1) and marks the others UNSUPPORTED; GEMM-level sets run
+// scaled_mm / accumulate with the backend.
 std::string resolve_backend(const std::string& requested);
 
 // Reads a recording for replay: read_recording, then every gemm_call description checked
@@ -71,18 +77,23 @@ recordings::Recording read_recording_for_replay(const std::filesystem::path& pat
 // Replays one mma batch on the reference model, honouring scope and expect_error (above).
 // An unknown preset or any other refusal of the emulator is an ERROR of every case (unless it
 // is the expected error); it never throws for what the batch holds.
-SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file);
+SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
+                       const std::string& backend = "reference");
 
 // The GEMM-level kinds with the set attributes honoured: scope = out as above; a set's
 // expect_error applies to every case (gemm) or output (gemm_call) that names none itself.
-SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file);
-SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file);
+SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file,
+                          const std::string& backend = "reference");
+SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file,
+                               const std::string& backend = "reference");
 
 // The raw GEMM replays (no set attributes): kind "gemm" through scaled_mm or accumulate +
 // epilogue, a case passes when every output matches bit for bit, or when its expected error
 // class is raised; kind "gemm_call" gives one result per recorded output.
-SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file);
-SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file);
+SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::string& file,
+                            const std::string& backend = "reference");
+SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const std::string& file,
+                                 const std::string& backend = "reference");
 
 // Reads and replays the files one after the other, every set through the functions above.
 // A file that cannot be read (missing, not a regular file, not a valid recording) is listed
@@ -90,6 +101,7 @@ SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const s
 // throws for what the files hold.
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
                           const std::function<void(const SetResult&)>& on_set = {},
-                          const std::function<void(const UnreadableFile&)>& on_unreadable = {});
+                          const std::function<void(const UnreadableFile&)>& on_unreadable = {},
+                          const std::string& backend = "reference");
 
 } // namespace mmaemu::harness

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
-// Which CUDA devices this machine has, asked of the driver (libcuda.so.1 through dlopen, so
-// that mmaemu neither links nor needs CUDA).
+// Which CUDA devices this machine has, asked of the driver through the kernels library's
+// dlopen ladder (MMAEMU_LIBCUDA_PATH, MMAEMU_DISABLE_CUDA), so that mmaemu neither links nor
+// needs CUDA.
 
 #include <nlohmann/json.hpp>
 #include <string>
