@@ -156,9 +156,9 @@ if [ -n "$mmaemu" ]; then
   fi
   run_step selftest 90 "$mmaemu" selftest --json "$out/selftest.json"
   if [ -n "$build_dir" ]; then
-    run_step tier-T3 150 "$mmaemu" tier run T3 --log-dir "$out/logs" --build-dir "$build_dir"
+    run_step tier-T3 240 "$mmaemu" tier run T3 --log-dir "$out/logs" --build-dir "$build_dir"
   else
-    run_step tier-T3 150 "$mmaemu" tier run T3 --log-dir "$out/logs"
+    run_step tier-T3 240 "$mmaemu" tier run T3 --log-dir "$out/logs"
   fi
   run_step bench-kernels 100 "$mmaemu" bench kernels --json "$out/bench-kernels.json"
 else
