@@ -176,6 +176,8 @@ int run_gemm(GemmArgs args) {
     return kUsage;
   }
   call.threads = args.threads;
+  std::string backend_used;
+  call.backend_used = &backend_used;
   Tensor result;
   const auto t0 = std::chrono::steady_clock::now();
   try {
@@ -194,13 +196,16 @@ int run_gemm(GemmArgs args) {
   std::printf("operands  %s\n", support::printable(source, 4096).c_str());
   std::printf("result    %s[%lld, %lld]\n", spec(result.dtype()).torch_name,
               static_cast<long long>(result.size(0)), static_cast<long long>(result.size(1)));
+  std::printf("backend   %s\n", backend_used.empty() ? "-" : backend_used.c_str());
   std::printf("seconds   %.3f\n", seconds);
   std::printf("sha256    %s\n", sha.c_str());
   try {
     if (!args.write.empty()) {
       recordings::Recording rec;
       rec.attrs["created_by"] = "mmaemu gemm";
-      rec.attrs["computed_by"] = "mmaemu reference backend (not a hardware recording)";
+      rec.attrs["computed_by"] = "mmaemu " +
+                                 (backend_used.empty() ? std::string("reference") : backend_used) +
+                                 " backend (not a hardware recording)";
       recordings::GemmBatch batch;
       batch.name = "mmaemu_gemm";
       recordings::GemmCase c;
@@ -230,11 +235,9 @@ int run_gemm(GemmArgs args) {
       std::printf("written   %s\n", shown(args.write).c_str());
     }
     if (!args.json.empty()) {
-      nlohmann::json j = {{"operands", source},
-                          {"dtype", spec(result.dtype()).torch_name},
-                          {"shape", result.shape()},
-                          {"seconds", seconds},
-                          {"sha256", sha}};
+      nlohmann::json j = {{"operands", source},      {"dtype", spec(result.dtype()).torch_name},
+                          {"shape", result.shape()}, {"backend", backend_used},
+                          {"seconds", seconds},      {"sha256", sha}};
       auto in = inputs;
       if (!args.write.empty())
         in.push_back(args.write);
