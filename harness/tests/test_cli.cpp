@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "mmaemu/recordings/recording.hpp"
 #include "public_set_writer.hpp"
 
@@ -28,37 +29,12 @@ using testsupport::TempDir;
 
 namespace {
 
-struct RunResult {
-  int status = -1; // exit status, or -1 if the process did not exit normally
-  std::string out, err;
-  std::string all() const { return out + err; }
-};
+using RunResult = mmaemu::testing::CliResult;
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) {
-    if (ch == '\'')
-      q += "'\\''";
-    else
-      q += ch;
-  }
-  return q + "'";
-}
-
-// Runs the built mmaemu with `args`, capturing stdout and stderr separately.
+// Runs the built mmaemu with `args`, capturing stdout and stderr separately; mmaemu's
+// variables are cleared (tests/support/cli_run.hpp).
 RunResult run_cli(const std::vector<std::string>& args) {
-  TempDir io("cli_io");
-  std::string cmd = quote(MMAEMU_BIN);
-  for (const auto& a : args)
-    cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  RunResult r;
-  if (raw != -1 && WIFEXITED(raw))
-    r.status = WEXITSTATUS(raw);
-  r.out = testsupport::read_text(io / "out");
-  r.err = testsupport::read_text(io / "err");
-  return r;
+  return mmaemu::testing::run_command(MMAEMU_BIN, {}, args);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

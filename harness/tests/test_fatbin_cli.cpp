@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "mmaemu/kernels/fatbin_build.hpp"
 #include "mmaemu/support/process.hpp"
 #include "temp_dir.hpp"
@@ -30,31 +31,10 @@ namespace mk = mmaemu::kernels;
 
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s)
-    q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
+using CliRun = mmaemu::testing::CliResult;
 
 CliRun run_cli(const std::vector<std::string>& args) {
-  TempDir io("fatbin_io");
-  std::string cmd = quote(MMAEMU_BIN);
-  for (const auto& a : args)
-    cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  CliRun r;
-  if (raw != -1 && WIFEXITED(raw))
-    r.status = WEXITSTATUS(raw);
-  r.out = slurp(io / "out");
-  r.err = slurp(io / "err");
-  return r;
+  return mmaemu::testing::run_command(MMAEMU_BIN, {}, args);
 }
 
 const fs::path kSource = MMAEMU_SOURCE_DIR;

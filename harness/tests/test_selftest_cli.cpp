@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -25,50 +26,13 @@ namespace fs = std::filesystem;
 using mmaemu::testing::TempDir;
 using testing::HasSubstr;
 
-struct RunResult {
-  int status = -1; // exit status, or -1 if the process did not exit normally
-  std::string out, err;
-  std::string all() const { return out + err; }
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) {
-    if (ch == '\'')
-      q += "'\\''";
-    else
-      q += ch;
-  }
-  return q + "'";
-}
-
-using Env = std::map<std::string, std::string>;
+using RunResult = mmaemu::testing::CliResult;
+using Env = mmaemu::testing::CliEnv;
 
 // Runs the built mmaemu with `args` in an environment without any of mmaemu's variables except
-// those of `env`, capturing stdout and stderr.
+// those of `env` (tests/support/cli_run.hpp).
 RunResult run_cli(const Env& env, const std::vector<std::string>& args) {
-  TempDir io("selftest_cli_io");
-  std::string cmd = "env";
-  for (const char* v :
-       {"MMAEMU_BACKEND", "MMAEMU_DISABLE_CUDA", "MMAEMU_ALLOW_GATED_KERNELS", "MMAEMU_CACHE_DIR",
-        "MMAEMU_LIBCUDA_PATH", "MMAEMU_NVRTC_PATH", "MMAEMU_FATBIN_DIR", "MMAEMU_TEST_FORCE_FAIL",
-        "MMAEMU_PROFILE", "MMAEMU_FAKE_CUDA_DEVICES", "MMAEMU_FAKE_CUDA_CC",
-        "MMAEMU_FAKE_CUDA_SMEM_OPTIN", "MMAEMU_FAKE_CUDA_UUID", "MMAEMU_FAKE_CUDA_WRONG",
-        "MMAEMU_FAKE_CUDA_MAX_GRID_Y", "MMAEMU_FAKE_NVRTC_FAIL"})
-    cmd += std::string(" -u ") + v;
-  for (const auto& [k, v] : env)
-    cmd += " " + quote(k + "=" + v);
-  cmd += " " + quote(MMAEMU_BIN);
-  for (const auto& a : args)
-    cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string()) + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  RunResult r;
-  if (raw != -1 && WIFEXITED(raw))
-    r.status = WEXITSTATUS(raw);
-  r.out = mmaemu::testing::slurp(io / "out");
-  r.err = mmaemu::testing::slurp(io / "err");
-  return r;
+  return mmaemu::testing::run_command(MMAEMU_BIN, env, args);
 }
 
 std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
