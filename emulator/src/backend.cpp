@@ -43,7 +43,7 @@ ChainBackend reference_only_backend(const BackendRequest& request) {
   }
   if (b == "cuda" || b.rfind("cuda:", 0) == 0) {
     const std::string kernel = b.size() > 5 ? b.substr(5) : "";
-    if (!kernel.empty() && !known_kernel(kernel)) {
+    if (b != "cuda" && !known_kernel(kernel)) {
       throw ValueError("backend '" + request.requested + "': unknown CUDA kernel '" + kernel +
                        "' (v1, v4, v9, tc3, h1, h4)");
     }
