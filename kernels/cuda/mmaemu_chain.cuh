@@ -99,7 +99,8 @@ __device__ __forceinline__ int block_exponent(int pair_sum, unsigned c_bits) {
 // x truncated toward zero to a multiple of 2^(E - 13), with cf = 2^(E + 10); |x| < 2^(E + 2).
 __device__ __forceinline__ float truncate_term(float x, float cf) {
   const unsigned bits = __float_as_uint(x);
-  const float mag = __uint_as_float(bits & kAbsMask);
+  // fabsf, not a mask: the absolute value becomes a free operand modifier of the add.
+  const float mag = fabsf(x);
   const float t = __fsub_rn(__fadd_rz(mag, cf), cf);
   return __uint_as_float(__float_as_uint(t) | (bits & kSignBit));
 }
