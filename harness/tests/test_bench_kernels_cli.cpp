@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "fake_cuda_env.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -35,21 +36,11 @@ RunResult run_cli(const Env& env, const std::vector<std::string>& args) {
 
 class BenchKernelsCli : public ::testing::Test {
 protected:
-  Env no_driver() const {
-    return {{"MMAEMU_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"},
-            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
-  }
-  // The fake driver (one sm_90 device) and the fake NVRTC; no fatbins: kernels load by NVRTC.
-  Env fake() const {
-    fs::create_directories(dir_ / "fatbins");
-    return {{"MMAEMU_LIBCUDA_PATH", MMAEMU_FAKE_CUDA_PATH},
-            {"MMAEMU_NVRTC_PATH", MMAEMU_FAKE_NVRTC_PATH},
-            {"MMAEMU_FATBIN_DIR", (dir_ / "fatbins").string()},
-            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
-  }
+  // fake_cuda_env.hpp: no driver, or the fake driver and NVRTC with no fatbins.
+  Env no_driver() const { return mmaemu::testing::no_driver_env(dir_.path()); }
+  Env fake() const { return mmaemu::testing::fake_cuda_env(dir_.path()); }
   static Env with(Env env, const std::string& k, const std::string& v) {
-    env[k] = v;
-    return env;
+    return mmaemu::testing::with_var(std::move(env), k, v);
   }
   // A tiny run: --shape 64,64,64, one warm-up launch, two 10 ms windows, no clock sampling.
   std::vector<std::string> tiny(std::vector<std::string> more = {}) const {

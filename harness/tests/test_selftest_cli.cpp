@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "fake_cuda_env.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -53,22 +54,11 @@ std::string sha256_line(const std::string& out) {
 // compiled by the fake NVRTC), outputs.
 class SelftestCli : public ::testing::Test {
 protected:
-  // No driver: the named library does not exist.
-  Env no_driver() const {
-    return {{"MMAEMU_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"},
-            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
-  }
-  // The fake driver with one sm_90 device and the fake NVRTC.
-  Env fake() const {
-    fs::create_directories(dir_ / "fatbins");
-    return {{"MMAEMU_LIBCUDA_PATH", MMAEMU_FAKE_CUDA_PATH},
-            {"MMAEMU_NVRTC_PATH", MMAEMU_FAKE_NVRTC_PATH},
-            {"MMAEMU_FATBIN_DIR", (dir_ / "fatbins").string()},
-            {"MMAEMU_CACHE_DIR", (dir_ / "cache").string()}};
-  }
+  // fake_cuda_env.hpp: no driver, or the fake driver and NVRTC with no fatbins.
+  Env no_driver() const { return mmaemu::testing::no_driver_env(dir_.path()); }
+  Env fake() const { return mmaemu::testing::fake_cuda_env(dir_.path()); }
   static Env with(Env env, const std::string& k, const std::string& v) {
-    env[k] = v;
-    return env;
+    return mmaemu::testing::with_var(std::move(env), k, v);
   }
   TempDir dir_{"selftest_cli"};
 };
