@@ -122,6 +122,16 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     r.benchmarks.push_back(entry);
     r.add(c);
   }
+  // A target whose figure the command did not report was not met: it is not measured.
+  for (const auto& [name, tg] : targets.items()) {
+    bool measured = false;
+    for (const auto& b : benchmarks)
+      measured = measured || (b.is_object() && b.value("name", std::string()) == name);
+    if (!measured) {
+      r.add({"bench/" + name, Outcome::unsupported, 0,
+             "not measured: the result has no figure \"" + name + "\""});
+    }
+  }
 }
 
 } // namespace mmaemu::harness::detail
