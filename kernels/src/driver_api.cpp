@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "dlopen_failure.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::kernels::driver {
@@ -120,8 +121,7 @@ const Api* load_locked(State& s, std::string& why) {
       void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!lib) {
         const char* e = ::dlerror();
-        tried += (tried.empty() ? "" : "; ") + support::printable(path, 256) + ": " +
-                 support::printable(e ? e : "dlopen failed", 256);
+        tried += (tried.empty() ? "" : "; ") + detail::dlopen_failure(path, e);
         continue;
       }
       s.loaded = true;

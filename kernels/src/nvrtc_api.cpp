@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "dlopen_failure.hpp"
 #include "mmaemu/support/text.hpp"
 
 // NVRTC's opaque program type, under nvrtc.h's name: an instrumented callee (the tests' fake
@@ -109,8 +110,7 @@ const Api* load(std::string* why) {
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* e = ::dlerror();
-      tried += (tried.empty() ? "" : "; ") + support::printable(path, 256) + ": " +
-               support::printable(e ? e : "dlopen failed", 256);
+      tried += (tried.empty() ? "" : "; ") + detail::dlopen_failure(path, e);
       continue;
     }
     s.loaded = true;
