@@ -263,11 +263,13 @@ TEST_F(KernelBench, ClockSamplesGiveMacPerClockPerSm) {
   const auto& k = r.kernels[0];
   ASSERT_FALSE(k.samples.empty());
   ASSERT_TRUE(k.mean_sm_mhz);
-  EXPECT_EQ(*k.mean_sm_mhz, 1500.0);
+  EXPECT_NEAR(*k.mean_sm_mhz, 1500.0, 1e-9);
   ASSERT_TRUE(k.mac_per_clk_sm);
-  EXPECT_DOUBLE_EQ(*k.mac_per_clk_sm, k.median_tmacs * 1e12 / (1500e6 * 132));
+  // A derived figure (floating point), not a bit claim: equal within rounding.
+  const double expected = k.median_tmacs * 1e12 / (1500e6 * 132);
+  EXPECT_NEAR(*k.mac_per_clk_sm, expected, 1e-9 * expected);
   EXPECT_EQ(k.throttle_reasons, std::vector<std::string>{"0x0000000000000004"});
-  EXPECT_EQ(k.samples[0].power_w, 300.5);
+  EXPECT_NEAR(k.samples[0].power_w, 300.5, 1e-9);
 }
 
 TEST_F(KernelBench, BrokenNvidiaSmiLeavesTheClockUnknown) {
