@@ -60,12 +60,15 @@ protected:
 TEST(KernelBenchParse, SmiSamples) {
   auto s = mmaemu::kernels::parse_smi_sample("1980, 351.20, 0x0000000000000004");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->sm_mhz, 1980.0);
-  EXPECT_EQ(s->power_w, 351.2);
+  ASSERT_TRUE(s->sm_mhz);
+  EXPECT_NEAR(*s->sm_mhz, 1980.0, 1e-9);
+  ASSERT_TRUE(s->power_w);
+  EXPECT_NEAR(*s->power_w, 351.2, 1e-9);
   EXPECT_EQ(s->throttle, "0x0000000000000004");
   s = mmaemu::kernels::parse_smi_sample("2505, [N/A], 0x0000000000000000\r");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->sm_mhz, 2505.0);
+  ASSERT_TRUE(s->sm_mhz);
+  EXPECT_NEAR(*s->sm_mhz, 2505.0, 1e-9);
   EXPECT_FALSE(s->power_w);
   EXPECT_FALSE(mmaemu::kernels::parse_smi_sample("1980, 351.2"));
   EXPECT_FALSE(mmaemu::kernels::parse_smi_sample("No devices were found"));
@@ -269,7 +272,8 @@ TEST_F(KernelBench, ClockSamplesGiveMacPerClockPerSm) {
   const double expected = k.median_tmacs * 1e12 / (1500e6 * 132);
   EXPECT_NEAR(*k.mac_per_clk_sm, expected, 1e-9 * expected);
   EXPECT_EQ(k.throttle_reasons, std::vector<std::string>{"0x0000000000000004"});
-  EXPECT_NEAR(k.samples[0].power_w, 300.5, 1e-9);
+  ASSERT_TRUE(k.samples[0].power_w);
+  EXPECT_NEAR(*k.samples[0].power_w, 300.5, 1e-9);
 }
 
 TEST_F(KernelBench, BrokenNvidiaSmiLeavesTheClockUnknown) {
