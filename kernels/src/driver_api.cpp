@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "dlopen_failure.hpp"
+#include "library_ladder.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::kernels::driver {
@@ -116,27 +116,17 @@ std::string text_of(const Api* a, CUresult r) {
 const Api* load_locked(State& s, std::string& why) {
   if (!s.api) {
     std::string tried;
-    for (const std::string& path : candidates()) {
-      ::dlerror();
-      void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!lib) {
-        const char* e = ::dlerror();
-        tried += (tried.empty() ? "" : "; ") + detail::dlopen_failure(path, e);
-        continue;
-      }
-      s.loaded = true;
-      std::string missing;
-      auto a = resolve_all(lib, missing);
-      if (!missing.empty()) {
-        // Not a usable driver; the library stays mapped (closing a driver is never safe).
-        tried += (tried.empty() ? "" : "; ") + support::printable(path, 256) +
-                 ": missing symbols " + missing;
-        continue;
-      }
-      a->library = path;
-      s.api = std::move(a);
-      break;
-    }
+    detail::open_first_library(
+        candidates(), tried, [&] { s.loaded = true; },
+        [&](void* lib, const std::string& path) -> std::string {
+          std::string missing;
+          auto a = resolve_all(lib, missing);
+          if (!missing.empty())
+            return "missing symbols " + missing; // not a usable driver
+          a->library = path;
+          s.api = std::move(a);
+          return {};
+        });
     if (!s.api) {
       why = "no usable CUDA driver library (" + tried + ")";
       return nullptr;

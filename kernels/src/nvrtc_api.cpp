@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "dlopen_failure.hpp"
+#include "library_ladder.hpp"
 #include "mmaemu/support/text.hpp"
 
 // NVRTC's opaque program type, under nvrtc.h's name: an instrumented callee (the tests' fake
@@ -105,40 +105,30 @@ const Api* load(std::string* why) {
   if (s.api)
     return s.api.get();
   std::string tried;
-  for (const std::string& path : candidates()) {
-    ::dlerror();
-    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = ::dlerror();
-      tried += (tried.empty() ? "" : "; ") + detail::dlopen_failure(path, e);
-      continue;
-    }
-    s.loaded = true;
-    auto a = std::make_unique<Api>();
-    std::string missing;
-    resolve(lib, "nvrtcVersion", a->nvrtcVersion, missing);
-    resolve(lib, "nvrtcGetErrorString", a->nvrtcGetErrorString, missing);
-    resolve(lib, "nvrtcCreateProgram", a->nvrtcCreateProgram, missing);
-    resolve(lib, "nvrtcDestroyProgram", a->nvrtcDestroyProgram, missing);
-    resolve(lib, "nvrtcCompileProgram", a->nvrtcCompileProgram, missing);
-    resolve(lib, "nvrtcGetProgramLogSize", a->nvrtcGetProgramLogSize, missing);
-    resolve(lib, "nvrtcGetProgramLog", a->nvrtcGetProgramLog, missing);
-    resolve(lib, "nvrtcGetCUBINSize", a->nvrtcGetCUBINSize, missing);
-    resolve(lib, "nvrtcGetCUBIN", a->nvrtcGetCUBIN, missing);
-    if (!missing.empty()) {
-      tried += (tried.empty() ? "" : "; ") + support::printable(path, 256) + ": missing symbols " +
-               missing;
-      continue;
-    }
-    if (a->nvrtcVersion(&a->major, &a->minor) != kNvrtcSuccess) {
-      tried +=
-          (tried.empty() ? "" : "; ") + support::printable(path, 256) + ": nvrtcVersion failed";
-      continue;
-    }
-    a->library = path;
-    s.api = std::move(a);
+  const bool found = detail::open_first_library(
+      candidates(), tried, [&] { s.loaded = true; },
+      [&](void* lib, const std::string& path) -> std::string {
+        auto a = std::make_unique<Api>();
+        std::string missing;
+        resolve(lib, "nvrtcVersion", a->nvrtcVersion, missing);
+        resolve(lib, "nvrtcGetErrorString", a->nvrtcGetErrorString, missing);
+        resolve(lib, "nvrtcCreateProgram", a->nvrtcCreateProgram, missing);
+        resolve(lib, "nvrtcDestroyProgram", a->nvrtcDestroyProgram, missing);
+        resolve(lib, "nvrtcCompileProgram", a->nvrtcCompileProgram, missing);
+        resolve(lib, "nvrtcGetProgramLogSize", a->nvrtcGetProgramLogSize, missing);
+        resolve(lib, "nvrtcGetProgramLog", a->nvrtcGetProgramLog, missing);
+        resolve(lib, "nvrtcGetCUBINSize", a->nvrtcGetCUBINSize, missing);
+        resolve(lib, "nvrtcGetCUBIN", a->nvrtcGetCUBIN, missing);
+        if (!missing.empty())
+          return "missing symbols " + missing;
+        if (a->nvrtcVersion(&a->major, &a->minor) != kNvrtcSuccess)
+          return "nvrtcVersion failed";
+        a->library = path;
+        s.api = std::move(a);
+        return {};
+      });
+  if (found)
     return s.api.get();
-  }
   if (why)
     *why = "no usable NVRTC library (" + tried + ")";
   return nullptr;
