@@ -102,11 +102,13 @@ fs::path out_of_scope_recording(const TempDir& dir) {
 
 } // namespace
 
+// The four public sets (docs/recordings.md), 5000 cases each.
 TEST(Cli, ReplayOfCommittedRecordingsPassesEveryCase) {
   const auto r =
-      run_cli({"replay", committed("Ada_E4M3.h5").string(), committed("H100_E4M3.h5").string()});
+      run_cli({"replay", committed("Ada_E4M3.h5").string(), committed("Ada_E5M2.h5").string(),
+               committed("H100_E4M3.h5").string(), committed("H100_E5M2.h5").string()});
   EXPECT_EQ(r.status, 0) << r.all();
-  EXPECT_EQ(last_line(r.out), "10000 passed, 0 failed") << r.all();
+  EXPECT_EQ(last_line(r.out), "20000 passed, 0 failed") << r.all();
 }
 
 TEST(Cli, ReplayWithAlteredExpectBitsExitsOneAndListsTenMismatches) {
@@ -156,14 +158,15 @@ TEST(Cli, ReplayJsonReportOfPassingRecordings) {
   TempDir dir("cli");
   const fs::path json_path = dir / "ok.json";
   const auto r = run_cli({"replay", committed("Ada_E4M3.h5").string(),
-                          committed("H100_E4M3.h5").string(), "--json", json_path.string()});
+                          committed("Ada_E5M2.h5").string(), committed("H100_E4M3.h5").string(),
+                          committed("H100_E5M2.h5").string(), "--json", json_path.string()});
   EXPECT_EQ(r.status, 0) << r.all();
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
-  EXPECT_EQ(j.at("passed").get<std::size_t>(), 10000u);
+  EXPECT_EQ(j.at("passed").get<std::size_t>(), 20000u);
   EXPECT_EQ(j.at("failed").get<std::size_t>(), 0u);
   EXPECT_EQ(j.at("verdict").get<std::string>(), "PASS");
-  EXPECT_EQ(j.at("sets").size(), 2u);
+  EXPECT_EQ(j.at("sets").size(), 4u);
 }
 
 TEST(Cli, ReplayOfMissingFileExitsTwoAndNamesIt) {

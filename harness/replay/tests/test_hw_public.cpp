@@ -32,11 +32,14 @@ struct HwSet {
   const char* set_dir; // folder under shared/truth-public
   const char* name;    // batch name
   const char* preset;
+  Format fmt; // of both operands
 };
 
 const HwSet kSets[] = {
-    {"Ada_E4M3.h5", "Ada/E4M3", "Ada_E4M3", "ada"},
-    {"H100_E4M3.h5", "H100/E4M3", "H100_E4M3", "hopper"},
+    {"Ada_E4M3.h5", "Ada/E4M3", "Ada_E4M3", "ada", Format::e4m3},
+    {"Ada_E5M2.h5", "Ada/E5M2", "Ada_E5M2", "ada", Format::e5m2},
+    {"H100_E4M3.h5", "H100/E4M3", "H100_E4M3", "hopper", Format::e4m3},
+    {"H100_E5M2.h5", "H100/E5M2", "H100_E5M2", "hopper", Format::e5m2},
 };
 
 void PrintTo(const HwSet& s, std::ostream* os) {
@@ -54,6 +57,8 @@ TEST_P(HwPublic, CommittedRecordingReplaysEveryCase) {
   const MmaBatch& b = rec.mma[0];
   EXPECT_EQ(b.name, s.name);
   EXPECT_EQ(b.preset, s.preset);
+  EXPECT_EQ(b.fmt_a, s.fmt);
+  EXPECT_EQ(b.fmt_b, s.fmt);
   ASSERT_EQ(b.size(), 5000u);
   const auto r = mmaemu::harness::replay_batch(b, committed(s.file).string());
   EXPECT_EQ(r.cases, 5000u);
