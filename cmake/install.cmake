@@ -21,6 +21,7 @@ set(_mmaemu_export_names
   mmaemu_replay replay
   mmaemu_recordings recordings
   mmaemu_reports reports
+  mmaemu_mutants mutants
   mmaemu_harness harness)
 set(_mmaemu_libs "")
 while(_mmaemu_export_names)
@@ -37,7 +38,7 @@ install(TARGETS ${_mmaemu_libs} mmaemu
   LIBRARY DESTINATION lib
   ARCHIVE DESTINATION lib
   INCLUDES DESTINATION include)
-foreach(_area support emulator kernels recordings reports harness/replay harness/tiers)
+foreach(_area support emulator kernels recordings reports mutants harness/replay harness/tiers)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_area}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_area}/include/ DESTINATION include
       FILES_MATCHING PATTERN "*.hpp")

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tier_args.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
@@ -51,11 +52,6 @@ void check_dir_arg(const std::string& option, const std::string& dir) {
   }
 }
 
-struct TierArgs {
-  std::string name, out, junit, shard, log_dir, build_dir, tiers, recordings, coverage, compare;
-  bool json = false, no_log = false, verbose = false;
-  unsigned jobs = 0;
-};
 
 // The command line as the kernel recorded it (CLI11 does not keep argv).
 std::vector<std::string> command_line() {
@@ -153,13 +149,16 @@ int run_list(const TierArgs& a) {
   return kOk;
 }
 
-int run_run(const TierArgs& a) {
+} // namespace
+
+int run_tier_args(const TierArgs& a) {
   const bool to_stdout = !a.json;
   std::FILE* text = to_stdout ? stdout : stderr;
   harness::RunOptions opt;
   opt.layout = harness::discover_layout(overrides(a));
   opt.verbose = a.verbose;
   opt.jobs = a.jobs;
+  opt.mutants = a.mutants;
   opt.text = text;
   if (!a.out.empty())
     opt.out_dir = fs::absolute(a.out);
@@ -179,6 +178,14 @@ int run_run(const TierArgs& a) {
       check_dir_arg("--out", a.out);
     if (!a.coverage.empty())
       check_dir_arg("--coverage", a.coverage);
+    if (!a.json_file.empty()) {
+      const fs::path parent = fs::absolute(a.json_file).parent_path();
+      std::error_code ec;
+      if (!fs::is_directory(parent, ec))
+        throw support::FileError("--json: folder '" + shown(parent.string(), 256) +
+                                 "' does not exist");
+      support::check_output_path(a.json_file, {});
+    }
     if (!a.junit.empty()) {
       std::vector<fs::path> inputs;
       if (!a.compare.empty())
@@ -265,8 +272,14 @@ int run_run(const TierArgs& a) {
   if (!a.no_log) {
     try {
       const json log = harness::build_tier_log(*tier, result, opt, command_line(), MMAEMU_VERSION);
-      const auto pub =
-          reports::publish_log(log, log_dir, harness::log_stem(*tier, opt.shard), key.get());
+      const std::string stem =
+          a.log_stem.empty() ? harness::log_stem(*tier, opt.shard)
+                             : a.log_stem + (opt.shard.active() ? "-shard" +
+                                                                      std::to_string(opt.shard.index) +
+                                                                      "of" +
+                                                                      std::to_string(opt.shard.count)
+                                                                : "");
+      const auto pub = reports::publish_log(log, log_dir, stem, key.get());
       summary["log"] = pub.log.string();
       summary["signed"] = !pub.signature.empty();
       if (!pub.signature.empty()) {
@@ -287,6 +300,19 @@ int run_run(const TierArgs& a) {
       summary["junit"] = a.junit;
     } catch (const std::exception& e) {
       error_line(std::string("--junit: ") + e.what());
+      status = kUsage;
+    }
+  }
+  if (!a.json_file.empty()) {
+    json full = summary;
+    full["details"] = result.details;
+    full["cases"] = json::array();
+    for (const auto& c : result.cases)
+      full["cases"].push_back(harness::case_json(c));
+    try {
+      support::write_file_atomic(a.json_file, dump_json(full) + "\n", 0644, {tier->file});
+    } catch (const std::exception& e) {
+      error_line(std::string("--json: ") + e.what());
       status = kUsage;
     }
   }
@@ -321,8 +347,6 @@ int run_run(const TierArgs& a) {
   return status;
 }
 
-} // namespace
-
 void add_tier(CLI::App& app, int& exit_code) {
   CLI::App* tier = app.add_subcommand("tier", "Validation tiers T0..T7: list and run");
   tier->require_subcommand(1);
@@ -355,7 +379,7 @@ void add_tier(CLI::App& app, int& exit_code) {
   run->add_option("--compare", ra->compare, "T2: a previous replay.json for the delta columns");
   run->add_option("--jobs,-j", ra->jobs, "Parallel tests (ctest -j) and build jobs");
   run->add_flag("--verbose,-v", ra->verbose, "One line per case");
-  run->callback([ra, &exit_code] { exit_code = run_run(*ra); });
+  run->callback([ra, &exit_code] { exit_code = run_tier_args(*ra); });
 }
 
 } // namespace mmaemu::cli

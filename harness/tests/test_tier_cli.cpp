@@ -51,13 +51,14 @@ protected:
 TEST_F(TierCli, ListShowsEveryTierAndWhyItCannotRunHere) {
   const auto r = run_mmaemu({"tier", "list"}, {}, tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* t : {"T0 ", "T1 ", "T1s", "T2 ", "T3 ", "T3p", "T4 ", "T6 ", "T6g", "T7 "}) {
+  for (const char* t :
+       {"T0 ", "T1 ", "T1s", "T2 ", "T3 ", "T3p", "T4 ", "T4g", "T6 ", "T6g", "T7 "}) {
     EXPECT_NE(r.out.find(t), std::string::npos) << t << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("MMAEMU_TRUTH_DIR"), std::string::npos) << r.out;
   const auto j = run_mmaemu({"tier", "list", "--json"});
   ASSERT_EQ(j.status, 0);
-  EXPECT_EQ(json::parse(j.out).size(), 10u);
+  EXPECT_EQ(json::parse(j.out).size(), 11u);
 }
 
 TEST_F(TierCli, T1PassesWritesAnUnsignedCanonicalLogAndJunit) {

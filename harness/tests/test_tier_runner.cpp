@@ -3,6 +3,8 @@
 // read per-test outcomes; the replay tier replays the committed recordings, shards them, and
 // reports corrupt or tampered recordings.
 
+#include <chrono>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -12,6 +14,7 @@
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/recordings/recording.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
+#include "temp_dir.hpp"
 #include "tier_test_support.hpp"
 
 namespace mmaemu::harness {
@@ -82,12 +85,41 @@ TEST(TierRunner, DeviceNamesAreMatchedAgainstTheProbe) {
   EXPECT_FALSE(why3.has_value()) << *why3;
 }
 
-TEST(TierRunner, TheMutationTierSaysWhatIsMissing) {
-  const TierResult t4 = run_tier(tiertest::committed_tier("T4"), options_for());
+TEST(TierRunner, TheMutationTiersSayWhatIsMissing) {
+  RunOptions o = options_for();
+  o.layout.source_dir.reset();
+  const TierResult t4 = run_tier(tiertest::committed_tier("T4"), o);
   EXPECT_EQ(t4.verdict, Outcome::unsupported);
-  if (!fs::exists(tiertest::source_dir() / "mutants/catalogue.json")) {
-    EXPECT_NE(t4.reason.find("mutants/catalogue.json"), std::string::npos) << t4.reason;
-  }
+  EXPECT_NE(t4.reason.find("source tree"), std::string::npos) << t4.reason;
+
+  RunOptions g = options_for();
+  g.cuda.available = false;
+  g.cuda.reason = "no CUDA driver (test)";
+  g.cuda_probed = true;
+  const TierResult t4g = run_tier(tiertest::committed_tier("T4g"), g);
+  EXPECT_EQ(t4g.verdict, Outcome::unsupported);
+  EXPECT_NE(t4g.reason.find("CUDA device"), std::string::npos) << t4g.reason;
+  EXPECT_NE(t4g.reason.find("no CUDA driver (test)"), std::string::npos) << t4g.reason;
+}
+
+TEST(TierRunner, AMutantCatalogueThatDoesNotFitTheTreeIsAnErrorBeforeAnyBuild) {
+  mmaemu::testing::TempDir tmp("t4cat");
+  const fs::path cat = tmp.path() / "catalogue.json";
+  std::ofstream(cat) << R"({"schema": "mmaemu-mutants/1", "mutants": [
+    {"id": "control_sign_flip", "group": "control", "description": "d", "source": "s",
+     "tier": "cpu", "expect": "killed",
+     "edits": [{"file": "emulator/src/block_fma.cpp", "original": "no such text anywhere",
+                "replacement": "x"}]}]})";
+  RunOptions o = options_for();
+  o.mutants.catalogue = cat;
+  const auto t0 = std::chrono::steady_clock::now();
+  const TierResult r = run_tier(tiertest::committed_tier("T4"), o);
+  EXPECT_EQ(r.verdict, Outcome::error);
+  EXPECT_NE(r.reason.find("control_sign_flip: emulator/src/block_fma.cpp: original 'no such text "
+                          "anywhere' not found"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
 }
 
 TEST(TierRunner, AMissingSubcommandIsNamed) {

@@ -44,8 +44,8 @@ TEST(TierSpec, EveryCommittedTierLoadsInTierOrder) {
   std::vector<std::string> names;
   for (const auto& t : tiers)
     names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"T0", "T1", "T1s", "T2", "T3", "T3p", "T4", "T6",
-                                             "T6g", "T7"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"T0", "T1", "T1s", "T2", "T3", "T3p", "T4", "T4g",
+                                             "T6", "T6g", "T7"}));
   for (const auto& t : tiers) {
     EXPECT_FALSE(t.purpose.empty()) << t.name;
     EXPECT_GT(t.budget_seconds, 0) << t.name;

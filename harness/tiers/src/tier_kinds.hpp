@@ -18,6 +18,7 @@ void run_truth_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 void run_device_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
+void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 
 // Mismatch counts of one replayed set, by the comparator's class.
 struct SetCounts {

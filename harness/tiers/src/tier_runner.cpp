@@ -173,7 +173,13 @@ std::optional<std::string> missing_prerequisite(const TierSpec& t, const RunOpti
   if (auto m = missing_command(t, opt))
     return m;
   if (t.kind == "mutants") {
-    return "no mutation runner in this build (mutants/: catalogue and runner not built yet)";
+    const std::string mt = !opt.mutants.tier.empty() ? opt.mutants.tier
+                                                     : t.run.value("mutant_tier", std::string("cpu"));
+    if (mt == "gpu" && !opt.cuda.available)
+      return "the GPU tier of the mutants runs kernel mutants through T3 and needs a CUDA device: " +
+             opt.cuda.reason;
+    if (!support::find_program("ctest") || !support::find_program("cmake"))
+      return "the mutants build and test a copy of the repository and need cmake and ctest in PATH";
   }
   return std::nullopt;
 }
@@ -203,6 +209,8 @@ TierResult run_tier(const TierSpec& t, RunOptions opt) {
     detail::run_package_kind(t, opt, r);
   } else if (t.kind == "device") {
     detail::run_device_kind(t, opt, r);
+  } else if (t.kind == "mutants") {
+    detail::run_mutants_kind(t, opt, r);
   }
   std::string nothing = "no case ran";
   if (opt.shard.active()) {

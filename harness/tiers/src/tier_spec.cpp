@@ -292,6 +292,10 @@ void check_run(Reader& runr, const std::string& kind) {
     runr.number("timeout_s", false);
   } else if (kind == "mutants") {
     runr.str("catalogue", false);
+    const std::string mt = runr.str("mutant_tier", false);
+    if (!mt.empty() && mt != "cpu" && mt != "gpu")
+      runr.fail_key("mutant_tier", "must be cpu or gpu");
+    runr.number("mutant_timeout_s", false);
   } else if (kind == "device") {
     runr.integer("device", 63);
     runr.integer("projection_m", 1 << 16);

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// A mutant's temporary copy of the repository: the tracked and untracked (not ignored) files
+// copied, large data (recordings/data, files of 512 KiB or more) linked instead of copied, the
+// committed fatbins (kernels/bin) left out so that no fatbin test compares them with mutated
+// sources, and a build folder configured for incremental builds (ccache with the copy as its
+// base folder when ccache is installed, so that later copies hit the cache).
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mmaemu/support/process.hpp"
+
+namespace mmaemu::mutants {
+
+class WorkspaceError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct WorkspaceOptions {
+  std::filesystem::path source_dir;    // the repository to copy
+  std::filesystem::path shared_dir;    // MMAEMU_SHARED_DIR of the copy; empty: none given
+  std::vector<std::string> cmake_args; // added to the configure command
+  bool keep = false;                   // leave the copy on disk (its path is printed)
+  // A folder kept between campaigns (the schema build): the copy is synchronised, writing only
+  // files whose content changed, so that the next build is incremental. Empty: a fresh
+  // temporary folder, removed at the end unless `keep`.
+  std::filesystem::path persistent_root;
+  // Files whose copy gets this content instead of the source's (the schema).
+  std::map<std::string, std::string> overrides;
+  std::function<void(const std::string&)> on_line; // build output, line by line
+};
+
+// The files of `source_dir` that a copy holds (relative, sorted): `git ls-files -co
+// --exclude-standard` in a git checkout, else every file outside build*/ and .git/.
+std::vector<std::string> repository_files(const std::filesystem::path& source_dir);
+
+// Whether a file of the copy is linked rather than copied (large data), and whether it is left
+// out (kernels/bin).
+bool linked_in_copy(const std::string& rel, std::uintmax_t bytes);
+bool left_out_of_copy(const std::string& rel);
+
+class Workspace {
+public:
+  // Creates $TMPDIR/mmaemu-mutants-<hint>-XXXXXX/{src,build} (or uses persistent_root) and
+  // copies the tree into src.
+  Workspace(const WorkspaceOptions& opt, const std::string& hint);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path src() const { return root_ / "src"; }
+  std::filesystem::path build_dir() const { return root_ / "build"; }
+
+  // cmake configure of build_dir (Ninja, Release, benchmarks off). Throws WorkspaceError with
+  // the last lines of the output.
+  void configure(double timeout_s = 600);
+  // cmake --build; the result says whether it succeeded.
+  support::ProcessResult build(unsigned jobs, double timeout_s);
+
+private:
+  WorkspaceOptions opt_;
+  std::filesystem::path root_;
+  void sync();
+  std::map<std::string, std::string> build_env() const;
+};
+
+} // namespace mmaemu::mutants

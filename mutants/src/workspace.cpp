@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "mmaemu/mutants/workspace.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/input_file.hpp"
+
+namespace mmaemu::mutants {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uintmax_t kLinkBytes = 512u << 10;
+
+std::string last_lines(const std::string& text, std::size_t n) {
+  std::size_t pos = text.size();
+  for (std::size_t i = 0; i <= n && pos > 0; ++i) {
+    const auto nl = text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) {
+      pos = 0;
+      break;
+    }
+    pos = nl;
+  }
+  return text.substr(pos);
+}
+
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+
+} // namespace
+
+std::vector<std::string> repository_files(const fs::path& source_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::exists(source_dir / ".git", ec)) {
+    support::ProcessOptions o = support::ProcessOptions::in_dir(source_dir);
+    o.timeout_s = 120;
+    const auto r = support::run_process(
+        {"git", "-c", "core.quotepath=off", "ls-files", "-z", "-c", "-o", "--exclude-standard"},
+        o);
+    if (r.exit_code == 0) {
+      std::size_t start = 0;
+      while (start < r.output.size()) {
+        std::size_t end = r.output.find('\0', start);
+        if (end == std::string::npos)
+          end = r.output.size();
+        if (end > start)
+          out.push_back(r.output.substr(start, end - start));
+        start = end + 1;
+      }
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+      return out;
+    }
+  }
+  for (auto it = fs::recursive_directory_iterator(source_dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name == ".git" || starts_with(name, "build"))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() || it->is_symlink())
+      out.push_back(fs::relative(it->path(), source_dir).generic_string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool linked_in_copy(const std::string& rel, std::uintmax_t bytes) {
+  return starts_with(rel, "recordings/data/") || bytes >= kLinkBytes;
+}
+
+bool left_out_of_copy(const std::string& rel) {
+  return starts_with(rel, "kernels/bin/");
+}
+
+Workspace::Workspace(const WorkspaceOptions& opt, const std::string& hint) : opt_(opt) {
+  if (!opt_.persistent_root.empty()) {
+    root_ = fs::absolute(opt_.persistent_root);
+    opt_.keep = true;
+    std::error_code ec;
+    fs::create_directories(root_, ec);
+    if (ec)
+      throw WorkspaceError("cannot create the work folder " + root_.string() + ": " + ec.message());
+  } else {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ =
+        std::string(base && *base ? base : "/tmp") + "/mmaemu-mutants-" + hint + "-XXXXXX";
+    if (!::mkdtemp(templ.data()))
+      throw WorkspaceError("cannot create a work folder " + templ + " (TMPDIR?)");
+    root_ = templ;
+  }
+  try {
+    sync();
+    fs::create_directories(build_dir());
+  } catch (const fs::filesystem_error& e) {
+    throw WorkspaceError(std::string("cannot copy the repository into ") + root_.string() + ": " +
+                         e.what());
+  } catch (const std::exception& e) {
+    throw WorkspaceError(std::string("cannot copy the repository into ") + root_.string() + ": " +
+                         e.what());
+  }
+}
+
+void Workspace::sync() {
+  const fs::path src_root = fs::absolute(opt_.source_dir);
+  std::set<std::string> wanted;
+  for (const auto& rel : repository_files(src_root)) {
+    if (left_out_of_copy(rel))
+      continue;
+    const fs::path from = src_root / rel, to = src() / rel;
+    std::error_code ec;
+    const auto st = fs::symlink_status(from, ec);
+    if (ec || !fs::exists(st))
+      continue; // deleted in the work tree but still tracked
+    wanted.insert(rel);
+    fs::create_directories(to.parent_path());
+    const auto to_st = fs::symlink_status(to, ec);
+    const bool present = !ec && fs::exists(to_st);
+    if (fs::is_symlink(st)) {
+      if (present && fs::is_symlink(to_st) && fs::read_symlink(to) == fs::read_symlink(from))
+        continue;
+      if (present)
+        fs::remove(to);
+      fs::copy_symlink(from, to);
+      continue;
+    }
+    if (!fs::is_regular_file(st))
+      continue;
+    const auto over = opt_.overrides.find(rel);
+    if (over == opt_.overrides.end() && linked_in_copy(rel, fs::file_size(from))) {
+      if (present && fs::is_symlink(to_st) && fs::read_symlink(to) == from)
+        continue;
+      if (present)
+        fs::remove(to);
+      fs::create_symlink(from, to);
+      continue;
+    }
+    const std::string content = over != opt_.overrides.end()
+                                    ? over->second
+                                    : support::read_input_file(from, 64u << 20, "source file");
+    if (present && fs::is_regular_file(to_st) &&
+        support::read_input_file(to, 64u << 20, "copied file") == content)
+      continue; // unchanged: its mtime stays, so the build skips it
+    if (present && !fs::is_regular_file(to_st))
+      fs::remove_all(to);
+    support::write_file_atomic(to, content);
+  }
+  // Files that left the repository leave the copy too (a stale source would still build).
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(src(), ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory() && !it->is_symlink())
+      continue;
+    const std::string rel = fs::relative(it->path(), src()).generic_string();
+    if (!wanted.count(rel))
+      stale.push_back(it->path());
+  }
+  for (const auto& p : stale)
+    fs::remove(p, ec);
+}
+
+Workspace::~Workspace() {
+  if (opt_.keep)
+    return;
+  std::error_code ec;
+  fs::remove_all(root_, ec);
+}
+
+std::map<std::string, std::string> Workspace::build_env() const {
+  // ccache keys on paths relative to the copy, so every copy of the same tree shares objects.
+  return {{"CCACHE_BASEDIR", root_.string()}, {"CCACHE_NOHASHDIR", "1"}};
+}
+
+void Workspace::configure(double timeout_s) {
+  std::vector<std::string> argv = {"cmake",
+                                   "-S",
+                                   src().string(),
+                                   "-B",
+                                   build_dir().string(),
+                                   "-G",
+                                   "Ninja",
+                                   "-DCMAKE_BUILD_TYPE=Release",
+                                   "-DMMAEMU_BENCH=OFF"};
+  if (!opt_.shared_dir.empty())
+    argv.push_back("-DMMAEMU_SHARED_DIR=" + opt_.shared_dir.string());
+  if (support::find_program("ccache"))
+    argv.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
+  for (const auto& a : opt_.cmake_args)
+    argv.push_back(a);
+  support::ProcessOptions o;
+  o.set_env = build_env();
+  o.timeout_s = timeout_s;
+  const auto r = support::run_process(argv, o);
+  if (r.exit_code != 0 || r.timed_out) {
+    throw WorkspaceError("cmake configure of the copy in " + root_.string() + " failed" +
+                         (r.timed_out ? " (timed out)" : "") + ": " + last_lines(r.output, 10));
+  }
+}
+
+support::ProcessResult Workspace::build(unsigned jobs, double timeout_s) {
+  support::ProcessOptions o;
+  o.set_env = build_env();
+  o.timeout_s = timeout_s;
+  o.on_line = opt_.on_line;
+  return support::run_process({"cmake", "--build", build_dir().string(), "-j",
+                               std::to_string(std::max(1u, jobs))},
+                              o);
+}
+
+} // namespace mmaemu::mutants

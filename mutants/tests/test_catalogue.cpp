@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The catalogue parser: a well-formed catalogue reads back field for field; every defect is
+// refused with a message naming the mutant and the key.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "mmaemu/mutants/catalogue.hpp"
+
+using namespace mmaemu::mutants;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+namespace {
+
+json mutant(const std::string& id, const std::string& expect = "killed") {
+  json m = {{"id", id},
+            {"group", "plan"},
+            {"description", "d"},
+            {"source", "s"},
+            {"tier", "cpu"},
+            {"expect", expect},
+            {"edits", {{{"file", "emulator/src/x.cpp"}, {"original", "a"}, {"replacement", "b"}}}}};
+  if (expect != "killed")
+    m["evidence"] = "why";
+  return m;
+}
+
+json doc(json list) {
+  return {{"schema", "mmaemu-mutants/1"}, {"mutants", list}};
+}
+
+json valid() {
+  return doc({mutant("control_sign_flip"), mutant("plan.a"), mutant("plan.b", "equivalent")});
+}
+
+std::string refusal(const json& j) {
+  try {
+    parse_catalogue(j.dump(), "cat.json");
+  } catch (const CatalogueError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+} // namespace
+
+TEST(Catalogue, WellFormedCatalogueReadsBackFieldForField) {
+  json j = valid();
+  j["mutants"][1]["edits"][0]["form"] = "stmt";
+  const Catalogue c = parse_catalogue(j.dump(), "cat.json");
+  ASSERT_EQ(c.mutants.size(), 3u);
+  EXPECT_EQ(c.mutants[1].id, "plan.a");
+  EXPECT_EQ(c.mutants[1].group, "plan");
+  EXPECT_EQ(c.mutants[1].tier, "cpu");
+  EXPECT_EQ(c.mutants[1].expect, Expect::killed);
+  ASSERT_EQ(c.mutants[1].edits.size(), 1u);
+  EXPECT_EQ(c.mutants[1].edits[0].file, "emulator/src/x.cpp");
+  EXPECT_EQ(c.mutants[1].edits[0].original, "a");
+  EXPECT_EQ(c.mutants[1].edits[0].replacement, "b");
+  EXPECT_EQ(c.mutants[1].edits[0].form, Form::stmt);
+  EXPECT_EQ(c.mutants[0].edits[0].form, Form::expr);
+  EXPECT_EQ(c.mutants[2].expect, Expect::equivalent);
+  EXPECT_EQ(c.mutants[2].evidence, "why");
+}
+
+TEST(Catalogue, EachDefectIsRefusedAndNamed) {
+  auto with = [](auto edit) {
+    json j = valid();
+    edit(j);
+    return refusal(j);
+  };
+  EXPECT_THAT(refusal(json::array()), HasSubstr("must be a JSON object"));
+  EXPECT_THAT(with([](json& j) { j["schema"] = "mmaemu-mutants/2"; }), HasSubstr("schema"));
+  EXPECT_THAT(with([](json& j) { j["extra"] = 1; }), HasSubstr("unknown key 'extra'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "Plan.A"; }), HasSubstr("id 'Plan.A'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][2]["id"] = "plan.a"; }),
+              HasSubstr("mutant 'plan.a': duplicate id"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["group"] = "misc"; }), HasSubstr("group 'misc'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["tier"] = "tpu"; }), HasSubstr("tier 'tpu'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["expect"] = "maybe"; }),
+              HasSubstr("expect 'maybe'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][2].erase("evidence"); }),
+              HasSubstr("mutant 'plan.b': expect 'equivalent' needs 'evidence'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1].erase("description"); }),
+              HasSubstr("mutant 'plan.a': missing key 'description'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"] = json::array(); }),
+              HasSubstr("'edits' is empty"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["file"] = "../etc/passwd"; }),
+              HasSubstr("relative path inside the repository"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["file"] = "/etc/passwd"; }),
+              HasSubstr("relative path inside the repository"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = ""; }),
+              HasSubstr("'original' is empty"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["replacement"] = "a"; }),
+              HasSubstr("replacement equals original"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["form"] = "decl"; }),
+              HasSubstr("form 'decl'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = 3; }),
+              HasSubstr("key 'original' must be a string"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["expect"] = "survives"; }),
+              HasSubstr("only identity_* mutants may have expect 'survives'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "identity_x"; }),
+              HasSubstr("an identity_* mutant must have expect 'survives'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][0]["expect"] = "equivalent";
+                                 j["mutants"][0]["evidence"] = "e"; }),
+              HasSubstr("control_sign_flip must have expect 'killed'"));
+  EXPECT_THAT(with([](json& j) { j["mutants"].erase(0); }), HasSubstr("no control_sign_flip"));
+}
+
+TEST(Catalogue, NotJsonIsRefusedWithTheFileName) {
+  try {
+    parse_catalogue("{\"schema\": ", "mutants/catalogue.json");
+    FAIL() << "accepted";
+  } catch (const CatalogueError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("mutants/catalogue.json: not JSON"));
+  }
+}
+
+TEST(Catalogue, MissingFileIsACatalogueError) {
+  EXPECT_THROW(load_catalogue("/nonexistent/catalogue.json"), CatalogueError);
+}
