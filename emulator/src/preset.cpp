@@ -21,7 +21,7 @@ std::array<Preset, 3> make_shipped() {
   ada.slow_chunk = 128;
   ada.maturity = Maturity::validated;
   ada.validated_scope = "mma.sync m16n8k32 FP8 (E4M3, E5M2, mixed), sm_89";
-  ada.evidence = "truth-public Ada/E4M3 (RTX 1000 Ada), 5000/5000 bit-exact; block-fma.md";
+  ada.evidence = "truth-public Ada E4M3 and E5M2 (RTX 1000 Ada), 5000/5000 bit-exact each; block-fma.md";
 
   Preset hopper;
   hopper.name = "hopper";
@@ -33,7 +33,7 @@ std::array<Preset, 3> make_shipped() {
   hopper.slow_chunk = 128;
   hopper.maturity = Maturity::validated;
   hopper.validated_scope = "wgmma FP8 (E4M3, E5M2, mixed), sm_90";
-  hopper.evidence = "truth-public H100/E4M3, 5000/5000 bit-exact; block-fma.md";
+  hopper.evidence = "truth-public H100 E4M3 and E5M2, 5000/5000 bit-exact each; block-fma.md";
 
   Preset b200;
   b200.name = "b200_mma_sync";

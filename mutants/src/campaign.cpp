@@ -2,6 +2,7 @@
 #include "mmaemu/mutants/campaign.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,20 @@ WorkspaceOptions workspace_options(const CampaignOptions& opt) {
   w.shared_dir = opt.shared_dir;
   w.cmake_args = opt.cmake_args;
   w.keep = opt.keep_workspace;
+  // The build's "[n/N]" lines, about every tenth of the way (a cold build takes minutes).
+  if (opt.note) {
+    auto last = std::make_shared<int>(-1);
+    w.on_line = [note = opt.note, last](const std::string& line) {
+      int n = 0, total = 0;
+      if (std::sscanf(line.c_str(), "[%d/%d]", &n, &total) != 2 || total <= 0)
+        return;
+      const int tenth = 10 * n / total;
+      if (tenth != *last) {
+        *last = tenth;
+        note("building: " + std::to_string(n) + "/" + std::to_string(total));
+      }
+    };
+  }
   return w;
 }
 

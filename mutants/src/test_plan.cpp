@@ -129,19 +129,116 @@ std::vector<PlannedTest> list_ctest_tests(const fs::path& build_dir,
   return parse_ctest_json(r.output.substr(brace));
 }
 
+namespace {
+
+// A test that gtest_discover_tests made: [exe, --gtest_filter=<name>, optional flags].
+bool gtest_case(const PlannedTest& t, std::string& name) {
+  if (t.command.size() < 2 || t.will_fail)
+    return false;
+  const std::string f = "--gtest_filter=";
+  if (t.command[1].rfind(f, 0) != 0)
+    return false;
+  name = t.command[1].substr(f.size());
+  if (name.empty() || name.find_first_of(":*?-") != std::string::npos)
+    return false;
+  for (std::size_t i = 2; i < t.command.size(); ++i) {
+    if (t.command[i] != "--gtest_also_run_disabled_tests")
+      return false;
+  }
+  return true;
+}
+
+bool same_process(const PlannedTest& a, const PlannedTest& b) {
+  return a.command[0] == b.command[0] && a.command.size() == b.command.size() && a.cwd == b.cwd &&
+         a.env == b.env && a.skip_return_code == b.skip_return_code;
+}
+
+// The first test gtest reports as failed, else the one that was running when the output ends.
+std::string failed_case(const std::string& out) {
+  std::string running;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    std::size_t nl = out.find('\n', pos);
+    if (nl == std::string::npos)
+      nl = out.size();
+    const std::string line = out.substr(pos, nl - pos);
+    pos = nl + 1;
+    auto after = [&](const char* tag) -> std::string {
+      const std::string t = tag;
+      if (line.rfind(t, 0) != 0)
+        return "";
+      std::string rest = line.substr(t.size());
+      const auto sp = rest.find(' ');
+      return sp == std::string::npos ? rest : rest.substr(0, sp);
+    };
+    if (auto n = after("[  FAILED  ] "); !n.empty() && line.find(" ms)") != std::string::npos)
+      return n;
+    if (auto n = after("[ RUN      ] "); !n.empty())
+      running = n;
+    if (!after("[       OK ] ").empty() || !after("[  SKIPPED ] ").empty())
+      running.clear();
+  }
+  return running;
+}
+
+struct Batch {
+  std::size_t first = 0, count = 0; // tests[first, first + count)
+  std::vector<std::string> command;
+};
+
+// Consecutive gtest cases of one executable (same folder, environment and skip rule) run as one
+// process with their names joined in --gtest_filter: ctest starts a process per case, which
+// costs more than most cases here.
+std::vector<Batch> batches(const std::vector<PlannedTest>& tests) {
+  std::vector<Batch> out;
+  constexpr std::size_t kMaxBatch = 400;
+  for (std::size_t i = 0; i < tests.size();) {
+    std::string name;
+    Batch b;
+    b.first = i;
+    if (!gtest_case(tests[i], name)) {
+      b.count = 1;
+      b.command = tests[i].command;
+      out.push_back(b);
+      ++i;
+      continue;
+    }
+    std::string filter = name;
+    std::size_t j = i + 1;
+    std::string next;
+    while (j < tests.size() && j - i < kMaxBatch && gtest_case(tests[j], next) &&
+           same_process(tests[i], tests[j])) {
+      filter += ":" + next;
+      ++j;
+    }
+    b.count = j - i;
+    b.command = tests[i].command;
+    b.command[1] = "--gtest_filter=" + filter;
+    out.push_back(b);
+    i = j;
+  }
+  return out;
+}
+
+} // namespace
+
 PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& opt) {
   PlanRun out;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  for (const auto& t : tests) {
+  for (const Batch& b : batches(tests)) {
+    const PlannedTest& t = tests[b.first];
+    double limit = 0;
+    for (std::size_t i = b.first; i < b.first + b.count; ++i)
+      limit += tests[i].timeout_s > 0 ? tests[i].timeout_s : opt.test_timeout_s;
     support::ProcessOptions o =
         support::ProcessOptions::in_dir(t.cwd.empty() ? opt.build_dir : t.cwd);
     o.set_env = t.env;
     for (const auto& [k, v] : opt.env)
       o.set_env[k] = v;
-    o.timeout_s = t.timeout_s > 0 ? t.timeout_s : opt.test_timeout_s;
+    o.timeout_s = limit;
     bool total_limit = false;
     if (opt.total_timeout_s > 0) {
       const double left = opt.total_timeout_s - elapsed();
@@ -157,12 +254,18 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
         total_limit = true;
       }
     }
-    o.max_output = 1u << 20;
-    const auto r = support::run_process(t.command, o);
-    ++out.tests_run;
+    o.max_output = 4u << 20;
+    const auto r = support::run_process(b.command, o);
+    out.tests_run += b.count;
+    auto culprit = [&] {
+      if (b.count == 1)
+        return t.name;
+      const std::string n = failed_case(r.output);
+      return n.empty() ? t.name + " (or a later case of its executable)" : n;
+    };
     if (r.timed_out) {
       out.status = RunStatus::timed_out;
-      out.first_failure = t.name;
+      out.first_failure = culprit();
       out.detail = (total_limit ? "the mutant's time limit ran out in this test"
                                 : "timed out after " + std::to_string(o.timeout_s) + " s") +
                    std::string(": ") + tail(r.output, 3);
@@ -178,7 +281,7 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
       continue;
     if (r.exit_code >= 128 && !t.will_fail) {
       out.status = RunStatus::crashed;
-      out.first_failure = t.name;
+      out.first_failure = culprit();
       out.detail = "killed by signal " + std::to_string(r.exit_code - 128) + ": " +
                    tail(r.output, 6);
       break;
@@ -186,7 +289,7 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
     const bool ok = t.will_fail ? r.exit_code != 0 : r.exit_code == 0;
     if (!ok) {
       out.status = RunStatus::failed;
-      out.first_failure = t.name;
+      out.first_failure = culprit();
       out.detail = tail(r.output, 8);
       break;
     }

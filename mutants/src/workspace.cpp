@@ -138,11 +138,16 @@ void Workspace::sync() {
       continue;
     const auto over = opt_.overrides.find(rel);
     if (over == opt_.overrides.end() && linked_in_copy(rel, fs::file_size(from))) {
-      if (present && fs::is_symlink(to_st) && fs::read_symlink(to) == from)
+      // A hard link: a regular file to every reader (the replay refuses symlinked
+      // recordings), no copy of the bytes. The rewriter replaces files by rename, so it never
+      // writes through a link. Across file systems it is a copy.
+      if (present && fs::is_regular_file(to_st) && fs::equivalent(from, to, ec))
         continue;
       if (present)
         fs::remove(to);
-      fs::create_symlink(from, to);
+      fs::create_hard_link(from, to, ec);
+      if (ec)
+        fs::copy_file(from, to);
       continue;
     }
     const std::string content = over != opt_.overrides.end()

@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "mmaemu/mutants/test_plan.hpp"
+#include "temp_dir.hpp" // tests/support
 
 using namespace mmaemu::mutants;
 using ::testing::HasSubstr;
@@ -110,4 +113,54 @@ TEST(TestPlan, ACommandThatCannotStartIsAnError) {
   const auto r = run_plan({t}, opts());
   EXPECT_EQ(r.status, RunStatus::error);
   EXPECT_EQ(r.first_failure, "ghost");
+}
+
+TEST(TestPlan, GtestCasesOfOneExecutableRunAsOneProcessAndTheFailingCaseIsNamed) {
+  mmaemu::testing::TempDir t("plan");
+  const auto exe = t.path() / "fake_gtest";
+  const auto calls = t.path() / "calls";
+  {
+    std::ofstream s(exe);
+    s << "#!/bin/sh\n"
+         "echo \"$1\" >> " << calls.string() << "\n"
+         "f=${1#--gtest_filter=}\n"
+         "IFS=:\n"
+         "for c in $f; do\n"
+         "  echo \"[ RUN      ] $c\"\n"
+         "  if [ \"$c\" = S.bad ]; then echo \"[  FAILED  ] S.bad (0 ms)\"; exit 1; fi\n"
+         "  if [ \"$c\" = S.dies ]; then kill -SEGV $$; fi\n"
+         "  echo \"[       OK ] $c (0 ms)\"\n"
+         "done\n";
+  }
+  std::filesystem::permissions(exe, std::filesystem::perms::owner_all);
+  auto cases = [&](std::vector<std::string> names) {
+    std::vector<PlannedTest> v;
+    for (const auto& n : names) {
+      PlannedTest p;
+      p.name = n;
+      p.command = {exe.string(), "--gtest_filter=" + n, "--gtest_also_run_disabled_tests"};
+      v.push_back(p);
+    }
+    return v;
+  };
+  const auto r = run_plan(cases({"S.a", "S.b", "S.bad", "S.c"}), opts());
+  EXPECT_EQ(r.status, RunStatus::failed);
+  EXPECT_EQ(r.first_failure, "S.bad");
+  std::ifstream in(calls);
+  std::string line, all;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    all += line;
+  }
+  EXPECT_EQ(n, 1u) << all;
+  EXPECT_EQ(all, "--gtest_filter=S.a:S.b:S.bad:S.c");
+
+  const auto crash = run_plan(cases({"S.a", "S.dies", "S.c"}), opts());
+  EXPECT_EQ(crash.status, RunStatus::crashed);
+  EXPECT_EQ(crash.first_failure, "S.dies");
+
+  const auto pass = run_plan(cases({"S.a", "S.b"}), opts());
+  EXPECT_EQ(pass.status, RunStatus::passed);
+  EXPECT_EQ(pass.tests_run, 2u);
 }

@@ -60,7 +60,11 @@ struct PlanRunOptions {
 };
 
 // Runs the tests in order through the project's process runner and stops at the first one that
-// does not pass.
+// does not pass. Consecutive gtest cases of one executable (gtest_discover_tests' commands: the
+// executable and --gtest_filter=<one name>, with the same folder, environment and skip rule)
+// run as one process with their names joined in the filter; the first failing case is then
+// read from gtest's output ("[  FAILED  ] <name> (... ms)", or the case that was running when
+// the process died).
 PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& opt);
 
 } // namespace mmaemu::mutants

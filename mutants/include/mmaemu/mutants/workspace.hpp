@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
 // A mutant's temporary copy of the repository: the tracked and untracked (not ignored) files
-// copied, large data (recordings/data, files of 512 KiB or more) linked instead of copied, the
+// copied, large data (recordings/data, files of 512 KiB or more) hard-linked instead of copied
+// (copied across file systems), the
 // committed fatbins (kernels/bin) left out so that no fatbin test compares them with mutated
 // sources, and a build folder configured for incremental builds (ccache with the copy as its
 // base folder when ccache is installed, so that later copies hit the cache).
