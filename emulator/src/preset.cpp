@@ -21,7 +21,8 @@ std::array<Preset, 3> make_shipped() {
   ada.slow_chunk = 128;
   ada.maturity = Maturity::validated;
   ada.validated_scope = "mma.sync m16n8k32 FP8 (E4M3, E5M2, mixed), sm_89";
-  ada.evidence = "truth-public Ada E4M3 and E5M2 (RTX 1000 Ada), 5000/5000 bit-exact each; block-fma.md";
+  ada.evidence =
+      "truth-public Ada E4M3 and E5M2 (RTX 1000 Ada), 5000/5000 bit-exact each; block-fma.md";
 
   Preset hopper;
   hopper.name = "hopper";

@@ -79,8 +79,7 @@ int run_list(const ListArgs& a) {
                      {"edits", edits}});
     } else {
       std::printf("%-44s %-18s %-4s %-10s %s\n", m.id.c_str(), m.group.c_str(), m.tier.c_str(),
-                  mutants::expect_name(m.expect),
-                  support::printable(m.description, 200).c_str());
+                  mutants::expect_name(m.expect), support::printable(m.description, 200).c_str());
     }
   }
   if (a.json) {
@@ -94,8 +93,8 @@ int run_list(const ListArgs& a) {
 } // namespace
 
 void add_mutants(CLI::App& app, int& exit_code) {
-  CLI::App* mut = app.add_subcommand(
-      "mutants", "The mutation matrix (T4): list the catalogue, run a campaign");
+  CLI::App* mut =
+      app.add_subcommand("mutants", "The mutation matrix (T4): list the catalogue, run a campaign");
   mut->require_subcommand(1);
 
   auto la = std::make_shared<ListArgs>();
@@ -114,8 +113,9 @@ void add_mutants(CLI::App& app, int& exit_code) {
   CLI::App* run = mut->add_subcommand(
       "run", "Apply each mutant to a copy of the repository, run its tier's tests, and write "
              "the validation log mutants.json");
-  run->add_option("--tier", *tier, "cpu (T0 + T1, also kernel mutants through the host shim) "
-                                   "or gpu (kernel mutants through T3)")
+  run->add_option("--tier", *tier,
+                  "cpu (T0 + T1, also kernel mutants through the host shim) "
+                  "or gpu (kernel mutants through T3)")
       ->check(CLI::IsMember({"cpu", "gpu"}));
   run->add_option("--jobs,-j", ra->jobs, "Mutants tested in parallel (and build jobs)");
   run->add_option("--only", ra->mutants.only, "Only the mutants whose id matches this regex");

@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tier_args.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
@@ -24,6 +23,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "tier_args.hpp"
 
 namespace mmaemu::cli {
 
@@ -51,7 +51,6 @@ void check_dir_arg(const std::string& option, const std::string& dir) {
                              " exists and is not a folder");
   }
 }
-
 
 // The command line as the kernel recorded it (CLI11 does not keep argv).
 std::vector<std::string> command_line() {
@@ -273,12 +272,11 @@ int run_tier_args(const TierArgs& a) {
     try {
       const json log = harness::build_tier_log(*tier, result, opt, command_line(), MMAEMU_VERSION);
       const std::string stem =
-          a.log_stem.empty() ? harness::log_stem(*tier, opt.shard)
-                             : a.log_stem + (opt.shard.active() ? "-shard" +
-                                                                      std::to_string(opt.shard.index) +
-                                                                      "of" +
-                                                                      std::to_string(opt.shard.count)
-                                                                : "");
+          a.log_stem.empty()
+              ? harness::log_stem(*tier, opt.shard)
+              : a.log_stem + (opt.shard.active() ? "-shard" + std::to_string(opt.shard.index) +
+                                                       "of" + std::to_string(opt.shard.count)
+                                                 : "");
       const auto pub = reports::publish_log(log, log_dir, stem, key.get());
       summary["log"] = pub.log.string();
       summary["signed"] = !pub.signature.empty();

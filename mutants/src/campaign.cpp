@@ -2,8 +2,8 @@
 #include "mmaemu/mutants/campaign.hpp"
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -46,7 +46,7 @@ std::vector<PlannedTest> tier_tests(const Workspace& ws, const TierPlan& plan) {
   auto tier = [&](const char* name) {
     PlannedTest t;
     t.name = name;
-    t.command = {exe.string(), "tier", "run", name, "--no-log", "--build-dir",
+    t.command = {exe.string(),           "tier", "run", name, "--no-log", "--build-dir",
                  ws.build_dir().string()};
     t.cwd = ws.src();
     return t;
@@ -131,8 +131,8 @@ void run_schema(const std::vector<const Mutant*>& selected, const CampaignOption
                 CampaignResult& out) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.note)
-    opt.note("copying the repository and writing the schema of " +
-             std::to_string(selected.size()) + " mutants");
+    opt.note("copying the repository and writing the schema of " + std::to_string(selected.size()) +
+             " mutants");
   Schema schema;
   try {
     schema = make_schema(opt.source_dir, selected);
@@ -352,8 +352,7 @@ CampaignResult run_campaign(const Catalogue& c, const CampaignOptions& opt) {
   CampaignResult out;
   out.mode = opt.mode;
   out.catalogue_size = c.mutants.size();
-  const auto selected =
-      select_mutants(c, opt.tier, opt.only, opt.shard_index, opt.shard_count);
+  const auto selected = select_mutants(c, opt.tier, opt.only, opt.shard_index, opt.shard_count);
   for (const Mutant* m : selected) {
     MutantResult r;
     r.mutant = m;

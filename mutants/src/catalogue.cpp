@@ -26,11 +26,12 @@ const json& need(const json& obj, const char* key, json::value_t type, const std
     fail(name, where, std::string("missing key '") + key + "'");
   const json& v = obj.at(key);
   if (v.type() != type) {
-    fail(name, where, std::string("key '") + key + "' must be a " +
-                          (type == json::value_t::string ? "string"
-                           : type == json::value_t::array ? "list"
-                                                          : "object") +
-                          ", got " + v.type_name());
+    fail(name, where,
+         std::string("key '") + key + "' must be a " +
+             (type == json::value_t::string  ? "string"
+              : type == json::value_t::array ? "list"
+                                             : "object") +
+             ", got " + v.type_name());
   }
   return v;
 }
@@ -121,9 +122,8 @@ const char* form_name(Form f) {
 }
 
 const std::vector<std::string>& catalogue_groups() {
-  static const std::vector<std::string> g = {"control", "instruction_model", "plan",
-                                             "epilogue", "api",   "fast_reference",
-                                             "kernel"};
+  static const std::vector<std::string> g = {"control", "instruction_model", "plan",  "epilogue",
+                                             "api",     "fast_reference",    "kernel"};
   return g;
 }
 
@@ -150,8 +150,7 @@ Catalogue parse_catalogue(const std::string& text, const std::string& name) {
     std::string where = "mutants[" + std::to_string(i) + "]";
     if (!m.is_object())
       fail(name, where, std::string("must be an object, got ") + m.type_name());
-    only_keys(m,
-              {"id", "group", "description", "source", "tier", "expect", "evidence", "edits"},
+    only_keys(m, {"id", "group", "description", "source", "tier", "expect", "evidence", "edits"},
               name, where);
     Mutant out;
     out.id = need_string(m, "id", name, where);
@@ -167,8 +166,7 @@ Catalogue parse_catalogue(const std::string& text, const std::string& name) {
       std::string known;
       for (const auto& g : groups)
         known += (known.empty() ? "" : ", ") + g;
-      fail(name, where,
-           "group '" + support::printable(out.group, 64) + "' is not one of " + known);
+      fail(name, where, "group '" + support::printable(out.group, 64) + "' is not one of " + known);
     }
     out.description = need_string(m, "description", name, where);
     out.source = need_string(m, "source", name, where);

@@ -45,10 +45,10 @@ std::size_t find_once(const std::string& text, const std::string& original, cons
   if (n != 1) {
     std::string shown = original.substr(0, 60);
     std::replace(shown.begin(), shown.end(), '\n', ' ');
-    throw RewriteError(who + ": " + file + ": original '" + shown +
-                       (original.size() > 60 ? "..." : "") + "' " +
-                       (n == 0 ? std::string("not found") : "found " + std::to_string(n) + " times") +
-                       " (it must occur exactly once)");
+    throw RewriteError(
+        who + ": " + file + ": original '" + shown + (original.size() > 60 ? "..." : "") + "' " +
+        (n == 0 ? std::string("not found") : "found " + std::to_string(n) + " times") +
+        " (it must occur exactly once)");
   }
   return text.find(original);
 }
@@ -62,7 +62,8 @@ std::string rewrite_text(const std::string& text, const std::vector<const Edit*>
   std::vector<Placed> placed;
   for (const Edit* e : edits)
     placed.push_back({find_once(text, e->original, who, file), e->original.size(), e});
-  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.at < b.at; });
+  std::sort(placed.begin(), placed.end(),
+            [](const Placed& a, const Placed& b) { return a.at < b.at; });
   for (std::size_t i = 1; i < placed.size(); ++i) {
     if (placed[i].at < placed[i - 1].at + placed[i - 1].len)
       throw RewriteError(who + ": " + file + ": two edits overlap");

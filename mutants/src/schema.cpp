@@ -99,8 +99,8 @@ std::string schema_text(const std::string& text,
       // One compound statement, so that it stands wherever the original statement stood.
       code = "{ ";
       for (const auto& [n, e] : it->alts)
-        code += "if (MMAEMU_MUTANT_ON(" + std::to_string(n) + ")) {\n" + e->replacement +
-                "\n} else ";
+        code +=
+            "if (MMAEMU_MUTANT_ON(" + std::to_string(n) + ")) {\n" + e->replacement + "\n} else ";
       code += "{\n" + original + "\n} }";
     }
     out.replace(it->at, it->len, code);

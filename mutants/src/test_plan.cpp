@@ -106,8 +106,7 @@ std::vector<PlannedTest> parse_ctest_json(const std::string& text) {
   return out;
 }
 
-std::vector<PlannedTest> list_ctest_tests(const fs::path& build_dir,
-                                          const std::string& label_regex,
+std::vector<PlannedTest> list_ctest_tests(const fs::path& build_dir, const std::string& label_regex,
                                           const std::string& exclude_regex) {
   support::ProcessOptions o = support::ProcessOptions::in_dir(build_dir);
   o.timeout_s = 120;
@@ -282,8 +281,8 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
     if (r.exit_code >= 128 && !t.will_fail) {
       out.status = RunStatus::crashed;
       out.first_failure = culprit();
-      out.detail = "killed by signal " + std::to_string(r.exit_code - 128) + ": " +
-                   tail(r.output, 6);
+      out.detail =
+          "killed by signal " + std::to_string(r.exit_code - 128) + ": " + tail(r.output, 6);
       break;
     }
     const bool ok = t.will_fail ? r.exit_code != 0 : r.exit_code == 0;

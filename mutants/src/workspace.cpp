@@ -44,8 +44,7 @@ std::vector<std::string> repository_files(const fs::path& source_dir) {
     support::ProcessOptions o = support::ProcessOptions::in_dir(source_dir);
     o.timeout_s = 120;
     const auto r = support::run_process(
-        {"git", "-c", "core.quotepath=off", "ls-files", "-z", "-c", "-o", "--exclude-standard"},
-        o);
+        {"git", "-c", "core.quotepath=off", "ls-files", "-z", "-c", "-o", "--exclude-standard"}, o);
     if (r.exit_code == 0) {
       std::size_t start = 0;
       while (start < r.output.size()) {
@@ -218,9 +217,8 @@ support::ProcessResult Workspace::build(unsigned jobs, double timeout_s) {
   o.set_env = build_env();
   o.timeout_s = timeout_s;
   o.on_line = opt_.on_line;
-  return support::run_process({"cmake", "--build", build_dir().string(), "-j",
-                               std::to_string(std::max(1u, jobs))},
-                              o);
+  return support::run_process(
+      {"cmake", "--build", build_dir().string(), "-j", std::to_string(std::max(1u, jobs))}, o);
 }
 
 } // namespace mmaemu::mutants

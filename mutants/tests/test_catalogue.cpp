@@ -104,8 +104,10 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
               HasSubstr("only identity_* mutants may have expect 'survives'"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "identity_x"; }),
               HasSubstr("an identity_* mutant must have expect 'survives'"));
-  EXPECT_THAT(with([](json& j) { j["mutants"][0]["expect"] = "equivalent";
-                                 j["mutants"][0]["evidence"] = "e"; }),
+  EXPECT_THAT(with([](json& j) {
+                j["mutants"][0]["expect"] = "equivalent";
+                j["mutants"][0]["evidence"] = "e";
+              }),
               HasSubstr("control_sign_flip must have expect 'killed'"));
   EXPECT_THAT(with([](json& j) { j["mutants"].erase(0); }), HasSubstr("no control_sign_flip"));
 }

@@ -64,8 +64,7 @@ TEST(CommittedCatalogue, ItsSchemaCanBeWritten) {
       by_file[e.file].push_back({n, &e});
   }
   for (const auto& [file, edits] : by_file) {
-    const std::string text =
-        mmaemu::support::read_input_file(kSource / file, 16u << 20, "source");
+    const std::string text = mmaemu::support::read_input_file(kSource / file, 16u << 20, "source");
     EXPECT_NO_THROW(schema_text(text, edits, file)) << file;
   }
 }

@@ -81,15 +81,15 @@ TEST(Schema, EachSelectionGivesWhatItsPlainRewriteGives) {
   EXPECT_EQ(original, "1 4 7 10 3 6 \n");
   std::vector<std::string> schema_out;
   for (std::size_t n = 0; n <= ms.size(); ++n) {
-    schema_out.push_back(
-        compile_and_run(t.path(), schema, {{kSchemaEnv, std::to_string(n)}}));
+    schema_out.push_back(compile_and_run(t.path(), schema, {{kSchemaEnv, std::to_string(n)}}));
   }
   EXPECT_EQ(schema_out[0], original);
   for (std::size_t i = 0; i < ms.size(); ++i) {
     std::vector<const Edit*> mine;
     for (const auto& e : ms[i].edits)
       mine.push_back(&e);
-    const std::string plain = compile_and_run(t.path(), rewrite_text(kProgram, mine, ms[i].id, "p.cpp"));
+    const std::string plain =
+        compile_and_run(t.path(), rewrite_text(kProgram, mine, ms[i].id, "p.cpp"));
     EXPECT_EQ(schema_out[i + 1], plain) << ms[i].id;
     EXPECT_NE(plain, original) << ms[i].id << " must change the output";
   }

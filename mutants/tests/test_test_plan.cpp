@@ -58,9 +58,8 @@ TEST(TestPlan, CtestJsonGivesCommandsFoldersEnvironmentAndRules) {
 }
 
 TEST(TestPlan, StopsAtTheFirstFailureAndNamesIt) {
-  const auto r = run_plan({sh("ok", "exit 0"), sh("bad", "echo broken; exit 1"),
-                           sh("never", "exit 0")},
-                          opts());
+  const auto r = run_plan(
+      {sh("ok", "exit 0"), sh("bad", "echo broken; exit 1"), sh("never", "exit 0")}, opts());
   EXPECT_EQ(r.status, RunStatus::failed);
   EXPECT_EQ(r.first_failure, "bad");
   EXPECT_EQ(r.tests_run, 2u);
@@ -122,7 +121,9 @@ TEST(TestPlan, GtestCasesOfOneExecutableRunAsOneProcessAndTheFailingCaseIsNamed)
   {
     std::ofstream s(exe);
     s << "#!/bin/sh\n"
-         "echo \"$1\" >> " << calls.string() << "\n"
+         "echo \"$1\" >> "
+      << calls.string()
+      << "\n"
          "f=${1#--gtest_filter=}\n"
          "IFS=:\n"
          "for c in $f; do\n"

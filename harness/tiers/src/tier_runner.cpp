@@ -173,10 +173,12 @@ std::optional<std::string> missing_prerequisite(const TierSpec& t, const RunOpti
   if (auto m = missing_command(t, opt))
     return m;
   if (t.kind == "mutants") {
-    const std::string mt = !opt.mutants.tier.empty() ? opt.mutants.tier
-                                                     : t.run.value("mutant_tier", std::string("cpu"));
+    const std::string mt = !opt.mutants.tier.empty()
+                               ? opt.mutants.tier
+                               : t.run.value("mutant_tier", std::string("cpu"));
     if (mt == "gpu" && !opt.cuda.available)
-      return "the GPU tier of the mutants runs kernel mutants through T3 and needs a CUDA device: " +
+      return "the GPU tier of the mutants runs kernel mutants through T3 and needs a CUDA "
+             "device: " +
              opt.cuda.reason;
     if (!support::find_program("ctest") || !support::find_program("cmake"))
       return "the mutants build and test a copy of the repository and need cmake and ctest in PATH";

@@ -65,16 +65,16 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const auto problems = mutants::check_catalogue_applies(source, cat);
   if (!problems.empty()) {
     r.verdict = Outcome::error;
-    r.reason = "the catalogue does not fit the source tree: " + problems.front() +
-               (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)"
-                                    : "");
+    r.reason =
+        "the catalogue does not fit the source tree: " + problems.front() +
+        (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
     r.details = {{"catalogue_defects", problems}};
     return;
   }
 
   mutants::CampaignOptions co;
-  co.tier = !opt.mutants.tier.empty() ? opt.mutants.tier
-                                      : t.run.value("mutant_tier", std::string("cpu"));
+  co.tier =
+      !opt.mutants.tier.empty() ? opt.mutants.tier : t.run.value("mutant_tier", std::string("cpu"));
   co.mode = opt.mutants.mode;
   co.jobs = opt.jobs ? opt.jobs : 1;
   co.only = opt.mutants.only;
@@ -133,18 +133,18 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     list.push_back(mutants::result_json(m));
     mutant_seconds += m.seconds;
   }
-  r.details = {{"mutant_tier", co.tier},
-               {"mode", res.mode},
-               {"jobs", co.jobs},
-               {"only", co.only},
-               {"catalogue_mutants", res.catalogue_size},
-               {"selected", res.results.size()},
-               {"setup_seconds", res.setup_seconds},
-               {"campaign_seconds", res.seconds},
-               {"mean_mutant_seconds",
-                res.results.empty() ? 0.0 : mutant_seconds / res.results.size()},
-               {"groups", mutants::group_table(res)},
-               {"mutants", list}};
+  r.details = {
+      {"mutant_tier", co.tier},
+      {"mode", res.mode},
+      {"jobs", co.jobs},
+      {"only", co.only},
+      {"catalogue_mutants", res.catalogue_size},
+      {"selected", res.results.size()},
+      {"setup_seconds", res.setup_seconds},
+      {"campaign_seconds", res.seconds},
+      {"mean_mutant_seconds", res.results.empty() ? 0.0 : mutant_seconds / res.results.size()},
+      {"groups", mutants::group_table(res)},
+      {"mutants", list}};
   if (!res.error.empty()) {
     r.verdict = Outcome::error;
     r.reason = res.error;

@@ -45,12 +45,12 @@ struct TierPlan {
   // ctest -LE: tests of the source text itself (formatting, the catalogue against the tree),
   // which any edit of the copy would fail whatever it means.
   std::string exclude_label_regex = "source";
-  bool with_t1 = true;              // `mmaemu tier run T1 --no-log` of the copy, first
-  bool with_t3 = false;             // `mmaemu tier run T3 --no-log` of the copy (GPU tier)
+  bool with_t1 = true;  // `mmaemu tier run T1 --no-log` of the copy, first
+  bool with_t3 = false; // `mmaemu tier run T3 --no-log` of the copy (GPU tier)
 };
 
 struct CampaignOptions {
-  std::string tier = "cpu"; // cpu or gpu: the mutants whose tier it is
+  std::string tier = "cpu";    // cpu or gpu: the mutants whose tier it is
   std::string mode = "schema"; // schema: one build, mutants chosen at run time; rewrite
   unsigned jobs = 1;
   std::string only; // ECMAScript regex on the id; empty: all
@@ -78,8 +78,8 @@ struct CampaignResult {
   std::string error; // the campaign could not run at all (workspace, build)
 };
 
-// The mutants of `tier` (for gpu also every kernel mutant) matching `only` and in shard k of N (round robin in catalogue order).
-// ValueError-like std::invalid_argument for a bad regex.
+// The mutants of `tier` (for gpu also every kernel mutant) matching `only` and in shard k of N
+// (round robin in catalogue order). ValueError-like std::invalid_argument for a bad regex.
 std::vector<const Mutant*> select_mutants(const Catalogue& c, const std::string& tier,
                                           const std::string& only, std::size_t shard_index,
                                           std::size_t shard_count);

@@ -36,8 +36,7 @@ std::string rewrite_text(const std::string& text, const std::vector<const Edit*>
 // Applies a mutant's edits under `root` in place (each file written whole and atomically) and
 // returns the original contents of the files it changed, for restore_files. RewriteError if
 // any edit fails: then nothing was written.
-std::map<std::string, std::string> apply_mutant(const std::filesystem::path& root,
-                                                const Mutant& m);
+std::map<std::string, std::string> apply_mutant(const std::filesystem::path& root, const Mutant& m);
 
 // Writes back the contents apply_mutant returned.
 void restore_files(const std::filesystem::path& root,

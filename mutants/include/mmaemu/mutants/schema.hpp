@@ -30,7 +30,7 @@ std::string schema_text(const std::string& text,
                         const std::string& file);
 
 struct Schema {
-  std::map<std::string, int> numbers;     // mutant id -> its MMAEMU_MUTANT_SCHEMA value
+  std::map<std::string, int> numbers;       // mutant id -> its MMAEMU_MUTANT_SCHEMA value
   std::map<std::string, std::string> files; // relative path -> schema text
 };
 

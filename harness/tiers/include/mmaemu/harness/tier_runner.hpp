@@ -57,9 +57,9 @@ struct RunOptions {
   bool cuda_probed = false;
   // Mutants kind (T4, `mmaemu mutants run`): which mutants and how.
   struct Mutants {
-    std::string tier;             // cpu or gpu; empty: the tier file's (default cpu)
-    std::string only;             // regex on the mutant id; empty: all
-    std::string mode = "schema";  // schema or rewrite
+    std::string tier;            // cpu or gpu; empty: the tier file's (default cpu)
+    std::string only;            // regex on the mutant id; empty: all
+    std::string mode = "schema"; // schema or rewrite
     double mutant_timeout_s = 600;
     bool keep_workspace = false;
     std::filesystem::path catalogue; // empty: the tier file's, in the source tree
