@@ -1,0 +1,1 @@
+bEriXGeOVm2ExbBgMm+Ia1DmoV8D+QCWa97xgVukYBMLeMCLYoqfRXHpCZgGlLtJh6i/XraOZDPOanFXnQznDw==
