@@ -13,6 +13,7 @@
 #include "mmaemu/mutants/rewriter.hpp"
 #include "mmaemu/mutants/schema.hpp"
 #include "mmaemu/mutants/workspace.hpp"
+#include "output_tail.hpp"
 
 namespace mmaemu::mutants {
 
@@ -23,20 +24,6 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string last_lines(const std::string& text, std::size_t n) {
-  std::size_t pos = text.size();
-  for (std::size_t i = 0; i <= n && pos > 0; ++i) {
-    const auto nl = text.rfind('\n', pos - 1);
-    if (nl == std::string::npos) {
-      pos = 0;
-      break;
-    }
-    pos = nl;
-  }
-  std::string s = text.substr(pos);
-  return s.size() > 4000 ? s.substr(s.size() - 4000) : s;
 }
 
 // The tests of a mutant's tier in the copy: T1 (or T3) of its own mmaemu, then T0's tests.
@@ -154,7 +141,7 @@ void run_schema(const std::vector<const Mutant*>& selected, const CampaignOption
   if (b.exit_code != 0 || b.timed_out) {
     out.error = "the schema build failed (a mutant does not compile; run --mode rewrite --only "
                 "ID to find it): " +
-                last_lines(b.output, 12);
+                detail::last_lines(b.output, 12);
     for (auto& r : out.results) {
       r.outcome = MutantOutcome::build_error;
       r.detail = out.error;
@@ -206,7 +193,7 @@ void run_rewrite(const std::vector<const Mutant*>& selected, const CampaignOptio
     // The first copy builds with every job; later ones mostly hit the compiler cache.
     const auto b = spaces.back()->build(jobs, 3600);
     if (b.exit_code != 0 || b.timed_out) {
-      out.error = "the unmutated copy does not build: " + last_lines(b.output, 12);
+      out.error = "the unmutated copy does not build: " + detail::last_lines(b.output, 12);
       return;
     }
     plans.push_back(tier_tests(*spaces.back(), opt.plan));
@@ -233,7 +220,7 @@ void run_rewrite(const std::vector<const Mutant*>& selected, const CampaignOptio
         } else if (b.exit_code != 0) {
           r.outcome = MutantOutcome::build_error;
           r.killed_by = "build";
-          r.detail = last_lines(b.output, 12);
+          r.detail = detail::last_lines(b.output, 12);
         } else {
           PlanRunOptions po;
           po.build_dir = ws.build_dir();

@@ -6,31 +6,14 @@
 #include <stdexcept>
 
 #include "mmaemu/support/process.hpp"
+#include "output_tail.hpp"
 
 namespace mmaemu::mutants {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string tail(const std::string& text, std::size_t lines) {
-  std::size_t pos = text.size();
-  for (std::size_t n = 0; n <= lines && pos > 0; ++n) {
-    const std::size_t nl = text.rfind('\n', pos - 1);
-    if (nl == std::string::npos) {
-      pos = 0;
-      break;
-    }
-    pos = nl;
-  }
-  std::string out = text.substr(pos);
-  if (out.size() > 4000)
-    out = out.substr(out.size() - 4000);
-  return out;
-}
-
-} // namespace
+namespace {} // namespace
 
 const char* run_status_name(RunStatus s) {
   switch (s) {
@@ -119,7 +102,7 @@ std::vector<PlannedTest> list_ctest_tests(const fs::path& build_dir, const std::
   if (r.exit_code != 0) {
     throw std::runtime_error("ctest --show-only=json-v1 in " + build_dir.string() + " failed (" +
                              (r.error.empty() ? "exit " + std::to_string(r.exit_code) : r.error) +
-                             "): " + tail(r.output, 5));
+                             "): " + detail::last_lines(r.output, 5));
   }
   // ctest may print warnings before the JSON document.
   const auto brace = r.output.find('{');
@@ -267,7 +250,7 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
       out.first_failure = culprit();
       out.detail = (total_limit ? "the mutant's time limit ran out in this test"
                                 : "timed out after " + std::to_string(o.timeout_s) + " s") +
-                   std::string(": ") + tail(r.output, 3);
+                   std::string(": ") + detail::last_lines(r.output, 3);
       break;
     }
     if (r.exit_code == -1) {
@@ -281,15 +264,15 @@ PlanRun run_plan(const std::vector<PlannedTest>& tests, const PlanRunOptions& op
     if (r.exit_code >= 128 && !t.will_fail) {
       out.status = RunStatus::crashed;
       out.first_failure = culprit();
-      out.detail =
-          "killed by signal " + std::to_string(r.exit_code - 128) + ": " + tail(r.output, 6);
+      out.detail = "killed by signal " + std::to_string(r.exit_code - 128) + ": " +
+                   detail::last_lines(r.output, 6);
       break;
     }
     const bool ok = t.will_fail ? r.exit_code != 0 : r.exit_code == 0;
     if (!ok) {
       out.status = RunStatus::failed;
       out.first_failure = culprit();
-      out.detail = tail(r.output, 8);
+      out.detail = detail::last_lines(r.output, 8);
       break;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
+#include "output_tail.hpp"
 
 namespace mmaemu::mutants {
 
@@ -17,19 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uintmax_t kLinkBytes = 512u << 10;
-
-std::string last_lines(const std::string& text, std::size_t n) {
-  std::size_t pos = text.size();
-  for (std::size_t i = 0; i <= n && pos > 0; ++i) {
-    const auto nl = text.rfind('\n', pos - 1);
-    if (nl == std::string::npos) {
-      pos = 0;
-      break;
-    }
-    pos = nl;
-  }
-  return text.substr(pos);
-}
 
 bool starts_with(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;
@@ -208,7 +196,8 @@ void Workspace::configure(double timeout_s) {
   const auto r = support::run_process(argv, o);
   if (r.exit_code != 0 || r.timed_out) {
     throw WorkspaceError("cmake configure of the copy in " + root_.string() + " failed" +
-                         (r.timed_out ? " (timed out)" : "") + ": " + last_lines(r.output, 10));
+                         (r.timed_out ? " (timed out)" : "") + ": " +
+                         detail::last_lines(r.output, 10));
   }
 }
 
