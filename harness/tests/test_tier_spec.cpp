@@ -199,6 +199,13 @@ TEST(TierSpecHostile, RunParametersAreTypedForEveryKind) {
             std::string::npos);
   EXPECT_NE(run(R"({"kind": "package", "timeout_s": null})").find("key 'run.timeout_s'"),
             std::string::npos);
+  EXPECT_NE(run(R"({"kind": "mutants", "mutant_tier": "tpu"})").find("key 'run.mutant_tier'"),
+            std::string::npos);
+  EXPECT_NE(run(R"({"kind": "mutants", "exclude_tests": "^A\\."})").find("key 'run.exclude_why'"),
+            std::string::npos);
+  EXPECT_NE(run(R"({"kind": "mutants", "exclude_tests": "(", "exclude_why": "w"})")
+                .find("key 'run.exclude_tests': is not a regular expression"),
+            std::string::npos);
   // The committed kinds' parameters load.
   for (
       const char* good :
@@ -207,7 +214,8 @@ TEST(TierSpecHostile, RunParametersAreTypedForEveryKind) {
        R"({"kind": "command", "argv": ["{mmaemu}", "info"], "result": "{out}/r.json", "timeout_s": 5,
             "figures": {"ratio": {"unit": "x", "target": 20, "better": "lower"}}})",
        R"({"kind": "package", "generator": "TGZ", "consumer": "examples/consumer", "timeout_s": 900})",
-       R"({"kind": "mutants", "catalogue": "mutants/catalogue.json"})"}) {
+       R"({"kind": "mutants", "catalogue": "mutants/catalogue.json", "mutant_tier": "gpu",
+            "mutant_timeout_s": 60, "exclude_tests": "^A\\.", "exclude_why": "w"})"}) {
     EXPECT_EQ(run(good), "(no exception)") << good;
   }
 }

@@ -43,7 +43,8 @@ std::vector<PlannedTest> tier_tests(const Workspace& ws, const TierPlan& plan) {
   if (plan.with_t1)
     tests.push_back(tier("T1"));
   if (!plan.label_regex.empty()) {
-    auto t0 = list_ctest_tests(ws.build_dir(), plan.label_regex, plan.exclude_label_regex);
+    auto t0 = list_ctest_tests(ws.build_dir(), plan.label_regex, plan.exclude_label_regex,
+                               plan.exclude_name_regex);
     tests.insert(tests.end(), t0.begin(), t0.end());
   }
   return tests;

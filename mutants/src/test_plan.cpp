@@ -90,13 +90,18 @@ std::vector<PlannedTest> parse_ctest_json(const std::string& text) {
 }
 
 std::vector<PlannedTest> list_ctest_tests(const fs::path& build_dir, const std::string& label_regex,
-                                          const std::string& exclude_regex) {
+                                          const std::string& exclude_labels,
+                                          const std::string& exclude_names) {
   support::ProcessOptions o = support::ProcessOptions::in_dir(build_dir);
   o.timeout_s = 120;
   std::vector<std::string> argv = {"ctest", "--show-only=json-v1", "-L", label_regex};
-  if (!exclude_regex.empty()) {
+  if (!exclude_labels.empty()) {
     argv.push_back("-LE");
-    argv.push_back(exclude_regex);
+    argv.push_back(exclude_labels);
+  }
+  if (!exclude_names.empty()) {
+    argv.push_back("-E");
+    argv.push_back(exclude_names);
   }
   const auto r = support::run_process(argv, o);
   if (r.exit_code != 0) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -296,6 +297,16 @@ void check_run(Reader& runr, const std::string& kind) {
     if (!mt.empty() && mt != "cpu" && mt != "gpu")
       runr.fail_key("mutant_tier", "must be cpu or gpu");
     runr.number("mutant_timeout_s", false);
+    const std::string ex = runr.str("exclude_tests", false);
+    if (!ex.empty()) {
+      try {
+        (void)std::regex(ex, std::regex::ECMAScript);
+      } catch (const std::regex_error&) {
+        runr.fail_key("exclude_tests", "is not a regular expression");
+      }
+      if (runr.str("exclude_why", false).empty())
+        runr.fail_key("exclude_why", "must say why exclude_tests leaves those tests out");
+    }
   } else if (kind == "device") {
     runr.integer("device", 63);
     runr.integer("projection_m", 1 << 16);

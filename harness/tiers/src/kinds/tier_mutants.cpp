@@ -86,6 +86,7 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   co.keep_workspace = opt.mutants.keep_workspace;
   if (opt.layout.build_dir)
     co.schema_dir = fs::absolute(*opt.layout.build_dir) / "mutants-schema";
+  co.plan.exclude_name_regex = t.run.value("exclude_tests", std::string());
   if (co.tier == "gpu") {
     // Kernel mutants must reach the GPU through NVRTC: plain rewrites, judged by T3.
     co.mode = "rewrite";
@@ -135,6 +136,8 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   }
   r.details = {
       {"mutant_tier", co.tier},
+      {"excluded_tests", co.plan.exclude_name_regex},
+      {"excluded_why", t.run.value("exclude_why", std::string())},
       {"mode", res.mode},
       {"jobs", co.jobs},
       {"only", co.only},

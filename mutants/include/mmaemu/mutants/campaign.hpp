@@ -45,6 +45,9 @@ struct TierPlan {
   // ctest -LE: tests of the source text itself (formatting, the catalogue against the tree),
   // which any edit of the copy would fail whatever it means.
   std::string exclude_label_regex = "source";
+  // ctest -E: tests the tier file leaves out of a mutant's run (run.exclude_tests, with its
+  // reason in run.exclude_why): empty, none.
+  std::string exclude_name_regex;
   bool with_t1 = true;  // `mmaemu tier run T1 --no-log` of the copy, first
   bool with_t3 = false; // `mmaemu tier run T3 --no-log` of the copy (GPU tier)
 };

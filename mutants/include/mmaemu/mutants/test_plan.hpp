@@ -24,12 +24,14 @@ struct PlannedTest {
   std::optional<int> skip_return_code;
 };
 
-// The tests of the build folder whose labels match `label_regex` (ctest -L) and not
-// `exclude_regex` (ctest -LE; empty: none), in ctest's declaration order. Throws
-// std::runtime_error when ctest cannot list them.
+// The tests of the build folder whose labels match `label_regex` (ctest -L), without those
+// whose labels match `exclude_labels` (ctest -LE) or whose names match `exclude_names`
+// (ctest -E; empty: none), in ctest's declaration order. Throws std::runtime_error when ctest
+// cannot list them.
 std::vector<PlannedTest> list_ctest_tests(const std::filesystem::path& build_dir,
                                           const std::string& label_regex,
-                                          const std::string& exclude_regex = "");
+                                          const std::string& exclude_labels = "",
+                                          const std::string& exclude_names = "");
 
 // Parses ctest --show-only=json-v1 output (exposed for tests). Throws std::runtime_error.
 std::vector<PlannedTest> parse_ctest_json(const std::string& text);
