@@ -15,6 +15,7 @@ using nlohmann::json;
 namespace {
 
 constexpr std::uint64_t kMaxCatalogueBytes = 4u << 20;
+constexpr int kMaxDepth = 8; // document, list, mutant, edits, edit: 5 levels
 
 [[noreturn]] void fail(const std::string& name, const std::string& where, const std::string& why) {
   throw CatalogueError(name + ": " + where + (where.empty() ? "" : ": ") + why);
@@ -130,7 +131,12 @@ const std::vector<std::string>& catalogue_groups() {
 Catalogue parse_catalogue(const std::string& text, const std::string& name) {
   json doc;
   try {
-    doc = json::parse(text);
+    // Nesting is bounded while parsing, so that a crafted file cannot exhaust the stack.
+    doc = json::parse(text, [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxDepth)
+        fail(name, "", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      return true;
+    });
   } catch (const json::exception& e) {
     fail(name, "", std::string("not JSON: ") + e.what());
   }

@@ -124,3 +124,13 @@ TEST(Catalogue, NotJsonIsRefusedWithTheFileName) {
 TEST(Catalogue, MissingFileIsACatalogueError) {
   EXPECT_THROW(load_catalogue("/nonexistent/catalogue.json"), CatalogueError);
 }
+
+TEST(Catalogue, DeepNestingIsRefusedBeforeItIsBuilt) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    parse_catalogue(deep, "deep.json");
+    FAIL() << "accepted";
+  } catch (const CatalogueError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("deep.json: nested deeper than 8 levels"));
+  }
+}
