@@ -1,0 +1,1 @@
+Frjt731D9FMvoSCjDZSbPEivAya/R+rnZxOraFdmRgK8g5Wa+4/EbHujLUGQzQ/yKi0OSMBCuH+Oh+uc5BqwBg==
