@@ -138,6 +138,27 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_flag("--verbose,-v", ra->verbose, "One line per mutant");
   run->callback([ra, tier, timeout, &exit_code] {
     TierArgs a = *ra;
+    // A damaged catalogue, or one that does not fit the source tree, is a usage error (exit 2)
+    // before any copy or build.
+    try {
+      const fs::path path = catalogue_path(a.mutants.catalogue, a.build_dir);
+      const mutants::Catalogue c = mutants::load_catalogue(path);
+      harness::LayoutOverrides o;
+      o.build_dir = a.build_dir;
+      if (const auto layout = harness::discover_layout(o); layout.source_dir) {
+        const auto problems = mutants::check_catalogue_applies(*layout.source_dir, c);
+        if (!problems.empty()) {
+          throw mutants::CatalogueError(
+              path.string() + " does not fit the source tree: " + problems.front() +
+              (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)"
+                                   : ""));
+        }
+      }
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      exit_code = kUsage;
+      return;
+    }
     a.name = *tier == "gpu" ? "T4g" : "T4";
     a.log_stem = *tier == "gpu" ? "mutants_gpu" : "mutants";
     a.mutants.tier = *tier;
