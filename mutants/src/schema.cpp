@@ -64,11 +64,13 @@ std::string schema_text(const std::string& text,
     std::vector<std::pair<int, const Edit*>> alts; // chained selections, in mutant order
   };
   std::vector<Site> sites;
-  for (const auto& [n, e] : edits) {
+  for (const auto& edit : edits) {
+    const int n = edit.first;
+    const Edit* e = edit.second;
     const std::size_t at = find_once(text, e->original, "mutant #" + std::to_string(n), file);
-    auto same = std::find_if(sites.begin(), sites.end(), [&](const Site& s) {
-      return s.at == at && s.len == e->original.size();
-    });
+    const std::size_t len = e->original.size();
+    auto same = std::find_if(sites.begin(), sites.end(),
+                             [at, len](const Site& s) { return s.at == at && s.len == len; });
     if (same != sites.end()) {
       if (same->form != e->form)
         throw RewriteError(file + ": two mutants edit the same original with different forms");
