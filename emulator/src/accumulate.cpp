@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/emulator/accumulate.hpp"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdlib>
 #include <span>
 
@@ -15,39 +18,76 @@ namespace mmaemu {
 
 namespace {
 
-// Rows of K codes copied out of any layout, with the non-finite codes replaced by +0.
+// The operand as rows of K codes with the non-finite codes replaced by +0. A tensor whose
+// rows are contiguous and hold only finite codes is used where it lies; otherwise the rows
+// are copied out of its layout.
 struct Rows {
-  std::vector<std::uint8_t> codes;    // sanitised [rows][K]
-  std::vector<std::uint8_t> original; // as given, only when some code is not finite
+  const std::uint8_t* data = nullptr; // row i at data + i * ld
+  std::size_t ld = 0;
+  std::vector<std::uint8_t> codes;    // the sanitised copy, when one is needed
+  std::vector<std::uint8_t> original; // [rows][K] as given, only when some code is not finite
   std::vector<bool> special;          // per row: holds a NaN or Inf code
   bool any_special = false;
 };
 
+constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
+
+// The FP8 formats' non-finite codes are those whose magnitude bits are at least a threshold
+// (e4m3fn: 0x7F, its NaN; e5m2: 0x7C and up, Inf and the NaNs). Derived from the operand table
+// and checked against it; 0x80 if the table is not of that shape (then it is looked up).
+unsigned nonfinite_threshold(const std::array<model::Fp8Operand, 256>& table) {
+  unsigned threshold = 0x80;
+  for (unsigned c = 0x7F; c + 1 > 0 && table[c].cls > kFinite; --c)
+    threshold = c;
+  for (unsigned c = 0; c < 256; ++c) {
+    if (((c & 0x7Fu) >= threshold) != (table[c].cls > kFinite))
+      return 0x80;
+  }
+  return threshold;
+}
+
 Rows gather(const Tensor& t, std::int64_t rows, std::int64_t K) {
   Rows r;
-  r.codes.resize(static_cast<std::size_t>(rows * K));
   r.special.assign(static_cast<std::size_t>(rows), false);
   const auto& table = model::fp8_operand_table(t.dtype());
+  // FP8 elements are one byte: element offsets are byte offsets.
+  const std::uint8_t* base = t.storage()->data() + t.storage_offset();
+  const std::int64_t s0 = t.stride(0), s1 = t.stride(1);
+  const unsigned threshold = nonfinite_threshold(table);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::uint8_t* row = base + i * s0;
+    unsigned bad = 0;
+    if (s1 == 1 && threshold < 0x80) { // a comparison the compiler vectorises
+      for (std::int64_t k = 0; k < K; ++k)
+        bad |= static_cast<unsigned>((row[k] & 0x7Fu) >= threshold);
+    } else {
+      for (std::int64_t k = 0; k < K; ++k)
+        bad |= static_cast<unsigned>(table[row[k * s1]].cls > kFinite);
+    }
+    if (bad) {
+      r.special[static_cast<std::size_t>(i)] = true;
+      r.any_special = true;
+    }
+  }
+  if (!r.any_special && (s1 == 1 || K == 1)) {
+    r.data = base;
+    r.ld = static_cast<std::size_t>(s0);
+    return r;
+  }
+  r.codes.resize(static_cast<std::size_t>(rows * K));
+  if (r.any_special)
+    r.original.resize(r.codes.size());
   for (std::int64_t i = 0; i < rows; ++i) {
     for (std::int64_t k = 0; k < K; ++k) {
-      const auto code = static_cast<std::uint8_t>(t.bits_at(i, k));
-      const bool finite = table[code].cls <= static_cast<std::uint8_t>(ValueClass::finite);
-      r.codes[static_cast<std::size_t>(i * K + k)] = finite ? code : 0u;
-      if (!finite) {
-        r.special[static_cast<std::size_t>(i)] = true;
-        r.any_special = true;
-      }
+      const std::uint8_t code = base[i * s0 + k * s1];
+      const auto at = static_cast<std::size_t>(i * K + k);
+      r.codes[at] = table[code].cls > kFinite ? 0u : code;
+      if (r.any_special)
+        r.original[at] = code;
     }
   }
-  if (r.any_special) {
-    r.original.resize(r.codes.size());
-    for (std::int64_t i = 0; i < rows; ++i) {
-      for (std::int64_t k = 0; k < K; ++k) {
-        r.original[static_cast<std::size_t>(i * K + k)] =
-            static_cast<std::uint8_t>(t.bits_at(i, k));
-      }
-    }
-  }
+  r.data = r.codes.data();
+  r.ld = static_cast<std::size_t>(K);
   return r;
 }
 
@@ -113,10 +153,10 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   const Rows ra = gather(a, M, K);
   const Rows rb = gather(b, N, K);
   model::GemmOperands op;
-  op.a = ra.codes.data();
-  op.lda = static_cast<std::size_t>(K);
-  op.b = rb.codes.data();
-  op.ldb = static_cast<std::size_t>(K);
+  op.a = ra.data;
+  op.lda = ra.ld;
+  op.b = rb.data;
+  op.ldb = rb.ld;
   op.M = static_cast<std::size_t>(M);
   op.N = static_cast<std::size_t>(N);
   op.K = static_cast<std::size_t>(K);
@@ -134,33 +174,52 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
                      std::to_string(kMaxTensorElements) +
                      " partial values (the emulator's limit, 2^40)");
   }
-  std::vector<std::uint32_t> partials(parts.size() * MN, 0u);
-  std::vector<std::uint32_t> chunk(MN);
-  auto chain = [&](std::size_t k0, std::size_t k1, std::uint32_t* dst) {
-    if (backend.chain)
-      backend.chain(op, k0, k1, dst, op.N);
-    else
-      model::chain_gemm(op, k0, k1, preset, dst, op.N, opt.threads);
-  };
+  // The plan: for each part, its chunks (one for fast accumulation), each a chain from +0.
+  model::ChainPlan plan;
+  if (!use_fast_accum)
+    plan.promote = dec.promote;
   for (std::size_t s = 0; s < parts.size(); ++s) {
-    std::uint32_t* part = partials.data() + s * MN;
+    std::vector<model::KRange>& chunks = plan.parts.emplace_back();
     if (parts[s].first >= parts[s].second)
       continue; // an empty part is +0
     if (use_fast_accum) {
-      chain(parts[s].first, parts[s].second, part);
+      chunks.push_back(parts[s]);
     } else {
-      for (const auto& c : dec.slow_chunks(parts[s], *preset.slow_chunk)) {
-        chain(c.first, c.second, chunk.data());
-        for (std::size_t i = 0; i < MN; ++i)
-          part[i] = dec.promote(part[i], chunk[i]);
+      for (const auto& c : dec.slow_chunks(parts[s], *preset.slow_chunk))
+        chunks.emplace_back(c.first, c.second);
+    }
+  }
+  // A single part is written straight into the result's storage (its bytes are the
+  // little-endian fp32 bits; the storage is fresh from operator new, suitably aligned), so a
+  // call holds no second M x N buffer.
+  constexpr bool kDirect = std::endian::native == std::endian::little;
+  std::vector<std::uint32_t> partials(parts.size() == 1 && kDirect ? 0 : parts.size() * MN);
+  std::vector<std::uint32_t*> part_out(parts.size());
+  for (std::size_t s = 0; s < parts.size(); ++s) {
+    part_out[s] = partials.empty() ? reinterpret_cast<std::uint32_t*>(out.storage()->data())
+                                   : partials.data() + s * MN;
+  }
+  if (backend.chain) {
+    // A backend computes chunk after chunk; the plan around it is the same.
+    std::vector<std::uint32_t> chunk(MN);
+    for (std::size_t s = 0; s < parts.size(); ++s) {
+      std::fill_n(part_out[s], MN, 0u);
+      for (const model::KRange& c : plan.parts[s]) {
+        backend.chain(op, c.first, c.second, plan.promote ? chunk.data() : part_out[s], op.N);
+        for (std::size_t i = 0; plan.promote && i < MN; ++i)
+          part_out[s][i] = plan.promote(part_out[s][i], chunk[i]);
       }
     }
+  } else {
+    model::chain_gemm_plan(op, plan, preset, part_out.data(), op.N, opt.threads);
   }
   const bool prescale = dec.alpha_before_reduction && opt.scales_before_reduction.has_value();
   if (prescale) {
     const auto [sa, sb] = *opt.scales_before_reduction;
-    for (auto& v : partials)
-      v = dec.scale(v, sa, sb);
+    for (std::uint32_t* part : part_out) {
+      for (std::size_t i = 0; i < MN; ++i)
+        part[i] = dec.scale(part[i], sa, sb);
+    }
   }
   // The result is a contiguous fp32 tensor: write its little-endian storage directly.
   std::uint8_t* dst = out.storage()->data();
@@ -169,8 +228,10 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
       dst[4 * i + k] = static_cast<std::uint8_t>(v >> (8 * k));
   };
   if (parts.size() == 1) {
-    for (std::size_t i = 0; i < MN; ++i)
-      put(i, partials[i]);
+    if (!partials.empty()) {
+      for (std::size_t i = 0; i < MN; ++i)
+        put(i, partials[i]);
+    }
   } else {
     std::vector<std::uint32_t> gathered(parts.size());
     for (std::size_t i = 0; i < MN; ++i) {
@@ -186,8 +247,8 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
       for (std::int64_t n = 0; n < N; ++n) {
         if (!ra.special[static_cast<std::size_t>(m)] && !rb.special[static_cast<std::size_t>(n)])
           continue;
-        const std::uint8_t* pa = (ra.any_special ? ra.original : ra.codes).data() + m * K;
-        const std::uint8_t* pb = (rb.any_special ? rb.original : rb.codes).data() + n * K;
+        const std::uint8_t* pa = ra.any_special ? ra.original.data() + m * K : ra.data + m * ra.ld;
+        const std::uint8_t* pb = rb.any_special ? rb.original.data() + n * K : rb.data + n * rb.ld;
         std::uint32_t v =
             model::dot(std::span(pa, static_cast<std::size_t>(K)),
                        std::span(pb, static_cast<std::size_t>(K)), 0u, preset, op.fmt);

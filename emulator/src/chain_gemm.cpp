@@ -22,6 +22,7 @@
 #include "mmaemu/emulator/chain_gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -47,6 +48,8 @@
 #include "chain_gemm_internal.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/f32_arith.hpp"
+#include "mmaemu/emulator/plan_decisions.hpp"
 
 namespace mmaemu::model {
 
@@ -65,14 +68,26 @@ constexpr double kMinMacsPerThread = 2e6;
 constexpr int kLowestFastExp = -100; // block results outside [2^-100, 2^128) go exact
 constexpr int kHighestFastExp = 127;
 
+// One chunk of a plan: a chain from +0 over [k0, k0 + L) in nblocks blocks, decoded from entry
+// `off` of every decoded row and panel (the chunks of a call are decoded one after the other).
+struct Segment {
+  std::size_t k0;
+  std::int64_t L;
+  std::int64_t nblocks;
+  std::size_t off;
+};
+
 // The constants of one call.
 struct Plan {
-  const GemmOperands* op;
+  const GemmOperands* op;   // the kernels' view: rows of op->a against panels of op->b
+  const GemmOperands* orig; // the caller's operands (op is orig with a and b swapped when
+  bool transposed;          // a has few rows: then the kernels' rows are orig's columns)
   const Preset* preset;
-  std::size_t k0;
-  std::int64_t L; // chain length k1 - k0
+  std::vector<Segment> segs;
+  std::vector<std::pair<std::size_t, std::size_t>> parts; // [first, end) of segs, per part
+  std::uint32_t (*promote)(std::uint32_t, std::uint32_t);  // null: fast accumulation
+  std::size_t lane_stride, pair_stride; // decoded entries of a row or panel
   int nfma;
-  std::int64_t nblocks;
   int frac, fo; // term and result fraction bits
   int G;        // products are pre-shifted left by G
   int bias;     // a product's right shift is E - e + bias
@@ -133,7 +148,8 @@ template <class T> T pack_lane(int mag, int exp, bool neg) {
 // One tile: `rows` rows of a against one panel of b.
 template <class A, class B> struct Tile {
   const Plan* plan;
-  const A* row[kMaxRows]; // decoded rows (k from 0)
+  const Segment* seg;     // the chunk to compute
+  const A* row[kMaxRows]; // decoded rows
   const B* panel;
   int rows;
   std::uint32_t out[kMaxRows][kLanes]; // binary32 bits
@@ -151,6 +167,7 @@ template <class T, int NL, int MT>
   constexpr int W = sizeof(T) * 8;
   constexpr int H = kLanes / NL;
   const Plan& pl = *t.plan;
+  const Segment& sg = *t.seg;
   const V vmin = V{} + pl.min_exp;
 
   V cm[MT][H], ce[MT][H], cneg[MT][H], bad[MT][H];
@@ -162,13 +179,13 @@ template <class T, int NL, int MT>
       bad[r][h] = V{};
     }
   }
-  for (std::int64_t j = 0; j < pl.nblocks; ++j) {
+  for (std::int64_t j = 0; j < sg.nblocks; ++j) {
     const std::int64_t kb = j * pl.nfma;
-    const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, pl.L - kb));
-    const LaneB<T>* bb = t.panel + kb;
+    const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, sg.L - kb));
+    const LaneB<T>* bb = t.panel + sg.off + kb;
     const LaneA* ab[MT];
     for (int r = 0; r < MT; ++r)
-      ab[r] = t.row[r] + kb;
+      ab[r] = t.row[r] + sg.off + kb;
 
     // The block exponent: c (when nonzero), min_exp and every product exponent.
     V E[MT][H];
@@ -287,6 +304,7 @@ template <class T, int VB, int MT>
     const int n = t.rows - r0 >= MT ? MT : 1;
     Tile<LaneA, LaneB<T>> sub;
     sub.plan = t.plan;
+    sub.seg = t.seg;
     sub.panel = t.panel;
     sub.rows = n;
     for (int r = 0; r < n; ++r)
@@ -355,6 +373,7 @@ template <int MT>
 __attribute__((target(MMAEMU_AVX512_TARGET), always_inline)) inline void
 i16_tile_impl(Tile<PairA, PairB>& t) {
   const Plan& pl = *t.plan;
+  const Segment& sg = *t.seg;
   const std::int64_t pairs_per_block = (pl.nfma + 1) / 2;
   const __m512i zero = _mm512_setzero_si512();
   const __m512i one = _mm512_set1_epi32(1);
@@ -373,14 +392,14 @@ i16_tile_impl(Tile<PairA, PairB>& t) {
     cneg[r] = 0;
     bad[r] = 0;
   }
-  for (std::int64_t j = 0; j < pl.nblocks; ++j) {
+  for (std::int64_t j = 0; j < sg.nblocks; ++j) {
     const std::int64_t kb = j * pl.nfma;
-    const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, pl.L - kb));
+    const int kn = static_cast<int>(std::min<std::int64_t>(pl.nfma, sg.L - kb));
     const int np = (kn + 1) / 2;
-    const PairB* bq = t.panel + j * pairs_per_block;
+    const PairB* bq = t.panel + sg.off + j * pairs_per_block;
     const PairA* aq[MT];
     for (int r = 0; r < MT; ++r)
-      aq[r] = t.row[r] + j * pairs_per_block;
+      aq[r] = t.row[r] + sg.off + j * pairs_per_block;
 
     __m512i X[MT], S[MT];
     for (int r = 0; r < MT; ++r)
@@ -559,31 +578,64 @@ template <class F> void run_parallel(unsigned n, const F& f) {
     th.join();
 }
 
-std::uint32_t exact_output(const Plan& pl, std::size_t m, std::size_t n) {
-  const GemmOperands& op = *pl.op;
-  const auto L = static_cast<std::size_t>(pl.L);
-  return dot(std::span(op.a + m * op.lda + pl.k0, L), std::span(op.b + n * op.ldb + pl.k0, L), 0u,
+// One chunk of output (row, col) of the kernels' view through model::dot, on the caller's
+// operands in the caller's orientation.
+std::uint32_t exact_chunk(const Plan& pl, const Segment& sg, std::size_t row, std::size_t col) {
+  const GemmOperands& op = *pl.orig;
+  const std::size_t m = pl.transposed ? col : row;
+  const std::size_t n = pl.transposed ? row : col;
+  const auto L = static_cast<std::size_t>(sg.L);
+  return dot(std::span(op.a + m * op.lda + sg.k0, L), std::span(op.b + n * op.ldb + sg.k0, L), 0u,
              *pl.preset, op.fmt);
 }
 
 constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
 
-// Decoding. Each returns true if some code of the row is not finite (the row goes exact).
+// Decoding, chunk after chunk (codes: a row or column from k = 0). The row decoders return
+// true if some code of the row is not finite (its outputs go exact).
 
-bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, const Fp8Operand* tab, int shift,
-                     LaneA* dst) {
-  bool special = false;
-  for (std::int64_t k = 0; k < pl.L; ++k) {
-    const Fp8Operand o = tab[codes[k]];
-    special |= o.cls > kFinite;
+// A code of the rows' format as the row decoders write it, with `special` set for NaN and
+// Inf codes (which are written as zeros). Built once per call from the operand table.
+struct RowCode {
+  LaneA lane;      // lanes kernels (|significand| << shift)
+  std::uint16_t mag, exp, sgn; // the AVX-512 kernel's 16-bit halves of a PairA
+  std::uint8_t special;
+};
+
+std::array<RowCode, 256> row_codes(const Fp8Operand* tab, int lane_shift, int G) {
+  std::array<RowCode, 256> t{};
+  for (std::size_t c = 0; c < 256; ++c) {
+    const Fp8Operand o = tab[c];
+    RowCode& r = t[c];
+    r.special = o.cls > kFinite;
     if (o.cls == kFinite) {
-      dst[k] = {static_cast<std::int32_t>(o.mant) << shift, o.ea,
+      r.lane = {static_cast<std::int32_t>(o.mant) << lane_shift, o.ea,
                 -static_cast<std::int32_t>(o.neg)};
+      r.mag = static_cast<std::uint16_t>(o.mant << G);
+      r.exp = static_cast<std::uint16_t>(o.ea);
+      r.sgn = o.neg ? 0xFFFEu : 0u;
     } else {
-      dst[k] = {0, kZeroExpA, 0};
+      r.lane = {0, kZeroExpA, 0};
+      r.mag = 0;
+      r.exp = static_cast<std::uint16_t>(kZeroExp16);
+      r.sgn = 0;
     }
   }
-  return special;
+  return t;
+}
+
+bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, const RowCode* tab, LaneA* dst) {
+  unsigned special = 0;
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    LaneA* d = dst + sg.off;
+    for (std::int64_t k = 0; k < sg.L; ++k) {
+      const RowCode& r = tab[c[k]];
+      special |= r.special;
+      d[k] = r.lane;
+    }
+  }
+  return special != 0;
 }
 
 // Columns n0 .. n0 + 15 of b (those < N) into one panel; sets col_special for each column.
@@ -592,57 +644,52 @@ void decode_lane_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, La
                        std::uint8_t* col_special) {
   const GemmOperands& op = *pl.op;
   const T zero = pack_lane<T>(0, kZeroExpB8, false);
-  for (std::int64_t k = 0; k < pl.L; ++k)
+  for (std::size_t k = 0; k < pl.lane_stride; ++k)
     std::fill_n(dst[k].lane, kLanes, zero);
   for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
-    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb + pl.k0;
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
     bool special = false;
-    for (std::int64_t k = 0; k < pl.L; ++k) {
-      const Fp8Operand o = tab[codes[k]];
-      special |= o.cls > kFinite;
-      if (o.cls == kFinite)
-        dst[k].lane[c] = pack_lane<T>(o.mant, o.ea, o.neg != 0);
+    for (const Segment& sg : pl.segs) {
+      for (std::int64_t k = 0; k < sg.L; ++k) {
+        const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(k)]];
+        special |= o.cls > kFinite;
+        if (o.cls == kFinite)
+          dst[sg.off + static_cast<std::size_t>(k)].lane[c] = pack_lane<T>(o.mant, o.ea, o.neg != 0);
+      }
     }
     col_special[n0 + c] = special;
   }
 }
 
-bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, const Fp8Operand* tab, PairA* dst) {
-  bool special = false;
+bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, const RowCode* tab, PairA* dst) {
+  static constexpr RowCode kPad = {{0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0};
+  unsigned special = 0;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
-  for (std::int64_t j = 0; j < pl.nblocks; ++j) {
-    const std::int64_t kb = j * pl.nfma;
-    const std::int64_t kn = std::min<std::int64_t>(pl.nfma, pl.L - kb);
-    for (std::int64_t q = 0; q < ppb; ++q) {
-      std::uint32_t mag = 0, exp = 0, sgn = 0;
-      for (int p = 0; p < 2; ++p) {
-        std::uint32_t m = 0, s = 0;
-        auto e = static_cast<std::uint32_t>(static_cast<std::uint16_t>(kZeroExp16));
-        if (2 * q + p < kn) {
-          const Fp8Operand o = tab[codes[kb + 2 * q + p]];
-          special |= o.cls > kFinite;
-          if (o.cls == kFinite) {
-            m = static_cast<std::uint32_t>(o.mant) << pl.G;
-            e = static_cast<std::uint16_t>(o.ea);
-            s = o.neg ? 0xFFFEu : 0u;
-          }
-        }
-        mag |= m << (16 * p);
-        exp |= e << (16 * p);
-        sgn |= s << (16 * p);
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    PairA* d = dst + sg.off;
+    for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+      const std::int64_t kb = j * pl.nfma;
+      const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
+      for (std::int64_t q = 0; q < ppb; ++q) {
+        const std::int64_t k = kb + 2 * q;
+        const RowCode& lo = k < kend ? tab[c[k]] : kPad;
+        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : kPad;
+        special |= static_cast<unsigned>(lo.special | hi.special);
+        d[j * ppb + q] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
+                          lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
+                          lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
       }
-      dst[j * ppb + q] = {mag, exp, sgn};
     }
   }
-  return special;
+  return special != 0;
 }
 
 void decode_pair_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, PairB* dst,
                        std::uint8_t* col_special) {
   const GemmOperands& op = *pl.op;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
-  const std::int64_t total = pl.nblocks * ppb;
-  for (std::int64_t i = 0; i < total; ++i) {
+  for (std::size_t i = 0; i < pl.pair_stride; ++i) {
     for (int x = 0; x < 2 * kLanes; ++x) {
       dst[i].mag[x] = 0;
       dst[i].exp[x] = kZeroExp16;
@@ -650,58 +697,185 @@ void decode_pair_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, Pa
     }
   }
   for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
-    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb + pl.k0;
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
     bool special = false;
-    for (std::int64_t j = 0; j < pl.nblocks; ++j) {
-      const std::int64_t kb = j * pl.nfma;
-      const std::int64_t kn = std::min<std::int64_t>(pl.nfma, pl.L - kb);
-      for (std::int64_t i = 0; i < kn; ++i) {
-        const Fp8Operand o = tab[codes[kb + i]];
-        special |= o.cls > kFinite;
-        if (o.cls != kFinite)
-          continue;
-        PairB& e = dst[j * ppb + i / 2];
-        const int x = 2 * c + static_cast<int>(i % 2);
-        e.mag[x] = o.mant;
-        e.exp[x] = o.ea;
-        e.sgn[x] = o.neg ? -1 : 1;
+    for (const Segment& sg : pl.segs) {
+      for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+        const std::int64_t kb = j * pl.nfma;
+        const std::int64_t kn = std::min<std::int64_t>(pl.nfma, sg.L - kb);
+        for (std::int64_t i = 0; i < kn; ++i) {
+          const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(kb + i)]];
+          special |= o.cls > kFinite;
+          if (o.cls != kFinite)
+            continue;
+          PairB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
+          const int x = 2 * c + static_cast<int>(i % 2);
+          e.mag[x] = o.mant;
+          e.exp[x] = o.ea;
+          e.sgn[x] = o.neg ? -1 : 1;
+        }
       }
     }
     col_special[n0 + c] = special;
   }
 }
 
-// Decodes the operands and runs every tile. The decoded operands take several bytes per code,
-// so a large GEMM goes in slabs of rows and of columns of at most kSlabBytes decoded each (b
-// is decoded again for every slab of rows; a slab holds thousands of rows, so that costs
-// little). Within a slab the work items are row chunks x panel groups taken from a shared
-// counter, consecutive items sharing a panel group: the group (about kGroupBytes) stays in L2
-// across the row tiles of several chunks, and so does a tile of rows across the group.
-// Every output is computed by one tile whatever the thread count, so the bits do not depend
-// on it.
-constexpr std::size_t kSlabBytes = std::size_t{128} << 20;
+// Where the parts of output (row, col) of the kernels' view go: part[s][row * ldr + col * ldc].
+struct Outputs {
+  std::uint32_t* const* part;
+  std::size_t ldr, ldc;
+};
+
+// The shipped promotion (promote_fp32_add: an IEEE binary32 add, round to nearest even) is
+// the CPU's SSE add whenever the thread's SSE environment is the default one: round to
+// nearest, no flush-to-zero, no denormals-are-zero, every exception masked. Then a row of
+// chunk results is promoted with vector adds, and a NaN sum (only Inf + -Inf can make one)
+// becomes promote_fp32_add's canonical NaN. Any other promotion is called value by value.
+bool hardware_promotes(const Plan& pl) {
+  return pl.promote == &promote_fp32_add && (_mm_getcsr() & 0xFFC0u) == 0x1F80u;
+}
+
+void promote_row(const Plan& pl, bool hardware, std::uint32_t* acc, const std::uint32_t* chunk,
+                 int cols) {
+  if (hardware) {
+    for (int l = 0; l < kLanes; ++l) {
+      const auto sum = std::bit_cast<std::uint32_t>(std::bit_cast<float>(acc[l]) +
+                                                    std::bit_cast<float>(chunk[l]));
+      acc[l] = (sum & 0x7FFFFFFFu) > 0x7F800000u ? kF32CanonicalNaN : sum;
+    }
+  } else {
+    for (int l = 0; l < cols; ++l)
+      acc[l] = pl.promote(acc[l], chunk[l]);
+  }
+}
+
+// Every part of the outputs of one tile (rows row0 .. row0 + t.rows - 1 of the kernels' view
+// against the panel of columns col0 .. col0 + 15): chunk after chunk through the kernel, a
+// chunk that the kernel cannot represent (t.bad) or whose row or column holds a non-finite
+// code recomputed by model::dot, then promoted into the part's accumulator.
+template <class A, class B, class Kernel>
+void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0,
+                  std::size_t col0, const std::uint8_t* row_special,
+                  const std::uint8_t* col_special, Kernel kernel, const Outputs& out) {
+  const int cols = static_cast<int>(std::min<std::size_t>(kLanes, pl.op->N - col0));
+  std::uint16_t col_mask = 0;
+  for (int l = 0; l < cols; ++l)
+    col_mask = static_cast<std::uint16_t>(col_mask | (col_special[col0 + l] ? 1u << l : 0u));
+  std::uint16_t special[kMaxRows];
+  for (int r = 0; r < t.rows; ++r)
+    special[r] = row_special[r] ? std::uint16_t{0xFFFF} : col_mask;
+
+  alignas(64) std::uint32_t acc[kMaxRows][kLanes];
+  for (std::size_t s = 0; s < pl.parts.size(); ++s) {
+    for (int r = 0; r < t.rows; ++r)
+      std::fill_n(acc[r], kLanes, 0u);
+    for (std::size_t g = pl.parts[s].first; g < pl.parts[s].second; ++g) {
+      t.seg = &pl.segs[g];
+      kernel(t);
+      for (int r = 0; r < t.rows; ++r) {
+        const unsigned exact = static_cast<unsigned>(t.bad[r] | special[r]);
+        for (int l = 0; exact && l < cols; ++l) {
+          if ((exact >> l) & 1u)
+            t.out[r][l] = exact_chunk(pl, pl.segs[g], row0 + static_cast<std::size_t>(r),
+                                      col0 + static_cast<std::size_t>(l));
+        }
+        if (pl.promote)
+          promote_row(pl, hardware, acc[r], t.out[r], cols);
+        else
+          std::memcpy(acc[r], t.out[r], sizeof acc[r]);
+      }
+    }
+    std::uint32_t* dst = out.part[s];
+    for (int r = 0; r < t.rows; ++r) {
+      for (int l = 0; l < cols; ++l) {
+        dst[(row0 + static_cast<std::size_t>(r)) * out.ldr +
+            (col0 + static_cast<std::size_t>(l)) * out.ldc] = acc[r][l];
+      }
+    }
+  }
+}
+
+// Decodes the operands and runs every tile; every output is computed by one tile whatever the
+// thread count, so the bits do not depend on it. The decoded operands take several bytes per
+// code, so the work is arranged to keep them small and in cache:
+// * Streaming (the panels of the whole call fit in kGroupBytes, e.g. a few rows of a against
+//   many of b, once transposed): the panels are decoded once; each thread then takes
+//   kStreamRows rows at a time, decodes them into its own buffer (in L1/L2) and runs them
+//   against every panel. Nothing of the size of the operands is allocated.
+// * Slabs (otherwise): slabs of rows and of panels of at most kSlabBytes decoded each (b is
+//   decoded again for every slab of rows; a slab holds thousands of rows, so that costs
+//   little). Within a slab the work items are row chunks x panel groups taken from a shared
+//   counter, consecutive items sharing a panel group: the group (about kGroupBytes) stays in
+//   L2 across the row tiles of several chunks, and so does a tile of rows across the group.
+constexpr std::size_t kSlabBytes = std::size_t{32} << 20;
 constexpr std::size_t kGroupBytes = std::size_t{512} << 10;
 constexpr std::size_t kChunkRows = 64;
+constexpr std::size_t kStreamRows = 16;
+
+// The rows of a tile starting at m0 below m_hi: tile_rows, halved until they fit.
+int tile_rows_at(int tile_rows, std::size_t m0, std::size_t m_hi) {
+  auto rows = static_cast<std::size_t>(tile_rows);
+  while (rows > m_hi - m0)
+    rows /= 2;
+  return static_cast<int>(rows);
+}
 
 template <class A, class B, class Kernel, class DecodeRow, class DecodePanel>
-void run_tiled(const Plan& pl, std::size_t a_stride, std::size_t b_stride, int tile_rows,
-               unsigned threads, std::uint32_t* out, std::size_t ldo, Kernel kernel,
-               DecodeRow decode_row, DecodePanel decode_panel) {
+void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threads,
+               const Outputs& out, Kernel kernel, DecodeRow decode_row,
+               DecodePanel decode_panel) {
   const GemmOperands& op = *pl.op;
   const std::size_t npanels = (op.N + kLanes - 1) / kLanes;
-  const std::size_t row_bytes = std::max<std::size_t>(a_stride * sizeof(A), 1);
-  const std::size_t panel_bytes = std::max<std::size_t>(b_stride * sizeof(B), 1);
+  const std::size_t row_bytes = std::max<std::size_t>(stride * sizeof(A), 1);
+  const std::size_t panel_bytes = std::max<std::size_t>(stride * sizeof(B), 1);
   const std::size_t forced = g_slab_bytes.load(std::memory_order_relaxed);
   const std::size_t slab_bytes = forced ? forced : kSlabBytes;
+  std::vector<std::uint8_t> col_special(op.N);
+
+  if (!forced && npanels * panel_bytes <= kGroupBytes) {
+    auto bdec = std::make_unique_for_overwrite<B[]>(npanels * stride);
+    std::atomic<std::size_t> next_panel{0};
+    run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, npanels)), [&] {
+      for (std::size_t pn; (pn = next_panel.fetch_add(1, std::memory_order_relaxed)) < npanels;)
+        decode_panel(pn * kLanes, bdec.get() + pn * stride, col_special.data());
+    });
+    const std::size_t items = (op.M + kStreamRows - 1) / kStreamRows;
+    std::atomic<std::size_t> next{0};
+    run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
+      auto adec = std::make_unique_for_overwrite<A[]>(kStreamRows * stride);
+      std::uint8_t row_special[kStreamRows];
+      const bool hardware = hardware_promotes(pl);
+      Tile<A, B> t;
+      t.plan = &pl;
+      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
+        const std::size_t m_lo = i * kStreamRows;
+        const std::size_t m_hi = std::min(op.M, m_lo + kStreamRows);
+        for (std::size_t m = m_lo; m < m_hi; ++m)
+          row_special[m - m_lo] = decode_row(op.a + m * op.lda, adec.get() + (m - m_lo) * stride);
+        for (std::size_t m0 = m_lo; m0 < m_hi; m0 += static_cast<std::size_t>(t.rows)) {
+          t.rows = tile_rows_at(tile_rows, m0, m_hi);
+          for (int r = 0; r < t.rows; ++r)
+            t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
+          for (std::size_t pn = 0; pn < npanels; ++pn) {
+            t.panel = bdec.get() + pn * stride;
+            tile_outputs(pl, t, hardware, m0, pn * kLanes, row_special + (m0 - m_lo),
+                         col_special.data(), kernel, out);
+          }
+        }
+      }
+    });
+    return;
+  }
+
   const std::size_t group =
       std::clamp<std::size_t>(std::min(kGroupBytes, slab_bytes) / panel_bytes, 1, npanels);
   const std::size_t slab_rows =
       std::min(op.M, std::max(kChunkRows, slab_bytes / row_bytes / kChunkRows * kChunkRows));
   const std::size_t slab_panels =
       std::min(npanels, std::max(group, slab_bytes / panel_bytes / group * group));
-  auto adec = std::make_unique_for_overwrite<A[]>(slab_rows * a_stride);
-  auto bdec = std::make_unique_for_overwrite<B[]>(slab_panels * b_stride);
-  std::vector<std::uint8_t> row_special(op.M), col_special(op.N);
+  auto adec = std::make_unique_for_overwrite<A[]>(slab_rows * stride);
+  auto bdec = std::make_unique_for_overwrite<B[]>(slab_panels * stride);
+  std::vector<std::uint8_t> row_special(op.M);
 
   for (std::size_t m_lo = 0; m_lo < op.M; m_lo += slab_rows) {
     const std::size_t m_hi = std::min(op.M, m_lo + slab_rows);
@@ -715,10 +889,10 @@ void run_tiled(const Plan& pl, std::size_t a_stride, std::size_t b_stride, int t
              (i = next_decode.fetch_add(1, std::memory_order_relaxed)) < decode_items;) {
           if (i < rows) {
             const std::size_t m = m_lo + i;
-            row_special[m] = decode_row(op.a + m * op.lda + pl.k0, adec.get() + i * a_stride);
+            row_special[m] = decode_row(op.a + m * op.lda, adec.get() + i * stride);
           } else {
             const std::size_t pn = p_lo + (i - rows);
-            decode_panel(pn * kLanes, bdec.get() + (pn - p_lo) * b_stride, col_special.data());
+            decode_panel(pn * kLanes, bdec.get() + (pn - p_lo) * stride, col_special.data());
           }
         }
       });
@@ -728,6 +902,7 @@ void run_tiled(const Plan& pl, std::size_t a_stride, std::size_t b_stride, int t
       const std::size_t items = ngroups * nchunks;
       std::atomic<std::size_t> next{0};
       run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
+        const bool hardware = hardware_promotes(pl);
         Tile<A, B> t;
         t.plan = &pl;
         for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
@@ -735,35 +910,64 @@ void run_tiled(const Plan& pl, std::size_t a_stride, std::size_t b_stride, int t
           const std::size_t c_hi = std::min(m_hi, c_lo + kChunkRows);
           const std::size_t g_lo = p_lo + (i / nchunks) * group;
           const std::size_t g_hi = std::min(p_hi, g_lo + group);
-          for (std::size_t m0 = c_lo; m0 < c_hi;) {
-            auto rows_here = static_cast<std::size_t>(tile_rows);
-            while (rows_here > c_hi - m0)
-              rows_here /= 2;
-            t.rows = static_cast<int>(rows_here);
-            for (std::size_t r = 0; r < rows_here; ++r) {
-              t.row[r] = adec.get() + (m0 + r - m_lo) * a_stride;
-            }
+          for (std::size_t m0 = c_lo; m0 < c_hi; m0 += static_cast<std::size_t>(t.rows)) {
+            t.rows = tile_rows_at(tile_rows, m0, c_hi);
+            for (int r = 0; r < t.rows; ++r)
+              t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
             for (std::size_t pn = g_lo; pn < g_hi; ++pn) {
-              t.panel = bdec.get() + (pn - p_lo) * b_stride;
-              kernel(t);
-              for (std::size_t r = 0; r < rows_here; ++r) {
-                const std::size_t m = m0 + r;
-                for (int l = 0; l < kLanes; ++l) {
-                  const std::size_t n = pn * kLanes + static_cast<std::size_t>(l);
-                  if (n >= op.N)
-                    break;
-                  const bool exact = ((t.bad[r] >> l) & 1u) || row_special[m] || col_special[n];
-                  out[m * ldo + n] = exact ? exact_output(pl, m, n) : t.out[r][l];
-                }
-              }
+              t.panel = bdec.get() + (pn - p_lo) * stride;
+              tile_outputs(pl, t, hardware, m0, pn * kLanes, row_special.data() + m0,
+                           col_special.data(), kernel, out);
             }
-            m0 += rows_here;
           }
         }
       });
     }
   }
 }
+
+// The plan output by output through model::dot, rows [m_lo, m_hi).
+void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                 std::uint32_t* const* outs, std::size_t ldo, std::size_t m_lo, std::size_t m_hi) {
+  for (std::size_t m = m_lo; m < m_hi; ++m) {
+    for (std::size_t n = 0; n < op.N; ++n) {
+      for (std::size_t s = 0; s < plan.parts.size(); ++s) {
+        std::uint32_t acc = 0u;
+        for (const KRange& c : plan.parts[s]) {
+          const std::size_t L = c.second - c.first;
+          const std::uint32_t v = dot(std::span(op.a + m * op.lda + c.first, L),
+                                      std::span(op.b + n * op.ldb + c.first, L), 0u, p, op.fmt);
+          acc = plan.promote ? plan.promote(acc, v) : v;
+        }
+        outs[s][m * ldo + n] = acc;
+      }
+    }
+  }
+}
+
+void check_plan(const GemmOperands& op, const ChainPlan& plan) {
+  for (std::size_t s = 0; s < plan.parts.size(); ++s) {
+    const auto& chunks = plan.parts[s];
+    if (!plan.promote && chunks.size() > 1) {
+      throw ValueError("chain_gemm_plan: part " + std::to_string(s) + " has " +
+                       std::to_string(chunks.size()) +
+                       " chunks but there is no promotion (fast accumulation takes one)");
+    }
+    for (const KRange& c : chunks) {
+      if (c.first > c.second || c.second > op.K) {
+        throw ValueError("chain_gemm_plan: part " + std::to_string(s) + ": the chunk [" +
+                         std::to_string(c.first) + ", " + std::to_string(c.second) +
+                         ") is not within K = " + std::to_string(op.K));
+      }
+    }
+  }
+}
+
+// Below this many rows of a (and more columns of b than rows of a), the kernels run on the
+// transposed problem: out^T = b a^T. The block FMA is symmetric in its two operands (products,
+// exponent sums, truncation), so the chains are the same; the few rows of a become the panels,
+// decoded once, and b's rows are streamed through them.
+constexpr std::size_t kTransposeBelowRows = 64;
 
 } // namespace
 
@@ -815,33 +1019,59 @@ void chain_gemm_simple(const GemmOperands& op, std::size_t k0, std::size_t k1, c
   }
 }
 
+void chain_gemm_plan_simple(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                            std::uint32_t* const* outs, std::size_t ldo) {
+  check_plan(op, plan);
+  simple_rows(op, plan, p, outs, ldo, 0, op.M);
+}
+
 void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
                 std::uint32_t* out, std::size_t ldo, unsigned threads) {
   if (k0 > k1 || k1 > op.K) {
     throw ValueError("chain_gemm: the k range [" + std::to_string(k0) + ", " + std::to_string(k1) +
                      ") is not within K = " + std::to_string(op.K));
   }
-  if (op.M == 0 || op.N == 0)
+  ChainPlan plan;
+  plan.parts.push_back({KRange{k0, k1}});
+  chain_gemm_plan(op, plan, p, &out, ldo, threads);
+}
+
+void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                     std::uint32_t* const* outs, std::size_t ldo, unsigned threads) {
+  check_plan(op, plan);
+  if (op.M == 0 || op.N == 0 || plan.parts.empty())
     return;
   if (!is_fp8(op.fmt.a) || !is_fp8(op.fmt.b)) {
-    chain_gemm_simple(op, k0, k1, p, out, ldo); // throws dot's ValueError
+    simple_rows(op, plan, p, outs, ldo, 0, op.M); // throws dot's ValueError
     return;
   }
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
-  // Below a few million MACs, starting threads costs more than it saves.
-  const double macs =
-      static_cast<double>(op.M) * static_cast<double>(op.N) * static_cast<double>(k1 - k0);
-  if (macs < kMinMacsPerThread)
-    threads = 1;
 
   Plan pl{};
-  pl.op = &op;
+  pl.orig = &op;
   pl.preset = &p;
-  pl.k0 = k0;
-  pl.L = static_cast<std::int64_t>(k1 - k0);
+  pl.promote = plan.promote;
   pl.nfma = p.nfma;
-  pl.nblocks = (pl.L + p.nfma - 1) / p.nfma;
+  double macs = 0;
+  for (const auto& chunks : plan.parts) {
+    const std::size_t first = pl.segs.size();
+    for (const KRange& c : chunks) {
+      const auto L = static_cast<std::int64_t>(c.second - c.first);
+      pl.segs.push_back({c.first, L, (L + p.nfma - 1) / p.nfma, 0});
+      macs += static_cast<double>(L);
+    }
+    pl.parts.emplace_back(first, pl.segs.size());
+  }
+  // Below a few million MACs, starting threads costs more than it saves.
+  macs *= static_cast<double>(op.M) * static_cast<double>(op.N);
+  if (macs < kMinMacsPerThread)
+    threads = 1;
+  const std::int64_t ppb = (p.nfma + 1) / 2;
+  for (Segment& sg : pl.segs) {
+    pl.lane_stride += static_cast<std::size_t>(sg.L);
+    pl.pair_stride += static_cast<std::size_t>(sg.nblocks * ppb);
+  }
   pl.frac = p.frac;
   pl.fo = p.frac_out;
   const int s0 = p.frac - spec(op.fmt.a).frac_bits - spec(op.fmt.b).frac_bits;
@@ -853,54 +1083,70 @@ void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Pr
   pl.rne = p.rounding == BlockRounding::nearest_even;
 
   const Choice ch = choose(p, op.fmt);
-  const Fp8Operand* ta = fp8_operand_table(op.fmt.a).data();
-  const Fp8Operand* tb = fp8_operand_table(op.fmt.b).data();
-
   if (ch.kernel == ChainKernel::exact) {
     std::atomic<std::size_t> next{0};
     run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, op.M)), [&] {
-      for (std::size_t m; (m = next.fetch_add(1, std::memory_order_relaxed)) < op.M;) {
-        for (std::size_t n = 0; n < op.N; ++n)
-          out[m * ldo + n] = exact_output(pl, m, n);
-      }
+      for (std::size_t m; (m = next.fetch_add(1, std::memory_order_relaxed)) < op.M;)
+        simple_rows(op, plan, p, outs, ldo, m, m + 1);
     });
     return;
   }
 
+  // The kernels' view: a's rows against panels of b's columns, or transposed.
+  pl.transposed = op.M < kTransposeBelowRows && op.N > op.M;
+  GemmOperands view = op;
+  if (pl.transposed) {
+    view = {op.b, op.ldb, op.a, op.lda, op.N, op.M, op.K, {op.fmt.b, op.fmt.a}};
+  }
+  pl.op = &view;
+  const Outputs out{outs, pl.transposed ? 1 : ldo, pl.transposed ? ldo : 1};
+  const Fp8Operand* tpanel = fp8_operand_table(view.fmt.b).data();
+  // 32-bit lanes carry G in the row's significand; 64-bit lanes shift each product by G.
+  const std::array<RowCode, 256> trow =
+      row_codes(fp8_operand_table(view.fmt.a).data(), ch.wide ? 0 : pl.G, pl.G);
+
   if (ch.kernel == ChainKernel::avx512_i16) {
-    const auto stride = static_cast<std::size_t>(pl.nblocks * ((pl.nfma + 1) / 2));
+    std::size_t off = 0;
+    for (Segment& sg : pl.segs) {
+      sg.off = off;
+      off += static_cast<std::size_t>(sg.nblocks * ppb);
+    }
     run_tiled<PairA, PairB>(
-        pl, stride, stride, kMaxRows, threads, out, ldo, i16_avx512,
-        [&](const std::uint8_t* codes, PairA* dst) { return decode_pair_row(pl, codes, ta, dst); },
+        pl, pl.pair_stride, kMaxRows, threads, out, i16_avx512,
+        [&](const std::uint8_t* codes, PairA* dst) {
+          return decode_pair_row(pl, codes, trow.data(), dst);
+        },
         [&](std::size_t n0, PairB* dst, std::uint8_t* cs) {
-          decode_pair_panel(pl, n0, tb, dst, cs);
+          decode_pair_panel(pl, n0, tpanel, dst, cs);
         });
     return;
   }
 
-  const auto stride = static_cast<std::size_t>(pl.L);
-  const auto decode_row = [&](int shift) {
-    return [&pl, ta, shift](const std::uint8_t* codes, LaneA* dst) {
-      return decode_lane_row(pl, codes, ta, shift, dst);
-    };
+  std::size_t off = 0;
+  for (Segment& sg : pl.segs) {
+    sg.off = off;
+    off += static_cast<std::size_t>(sg.L);
+  }
+  const auto decode_row = [&pl, &trow](const std::uint8_t* codes, LaneA* dst) {
+    return decode_lane_row(pl, codes, trow.data(), dst);
   };
   if (ch.wide) { // 64-bit lanes shift each product by G
     void (*kernel)(Tile64&) = ch.kernel == ChainKernel::lanes_avx512 ? lanes64_avx512
                               : ch.kernel == ChainKernel::lanes_avx2 ? lanes64_avx2
                                                                      : lanes64_base;
     run_tiled<LaneA, LaneB<std::int64_t>>(
-        pl, stride, stride, kLaneRows, threads, out, ldo, kernel, decode_row(0),
+        pl, pl.lane_stride, kLaneRows, threads, out, kernel, decode_row,
         [&](std::size_t n0, LaneB<std::int64_t>* dst, std::uint8_t* cs) {
-          decode_lane_panel(pl, n0, tb, dst, cs);
+          decode_lane_panel(pl, n0, tpanel, dst, cs);
         });
   } else { // 32-bit lanes carry G in a's significand
     void (*kernel)(Tile32&) = ch.kernel == ChainKernel::lanes_avx512 ? lanes32_avx512
                               : ch.kernel == ChainKernel::lanes_avx2 ? lanes32_avx2
                                                                      : lanes32_base;
     run_tiled<LaneA, LaneB<std::int32_t>>(
-        pl, stride, stride, kLaneRows, threads, out, ldo, kernel, decode_row(pl.G),
+        pl, pl.lane_stride, kLaneRows, threads, out, kernel, decode_row,
         [&](std::size_t n0, LaneB<std::int32_t>* dst, std::uint8_t* cs) {
-          decode_lane_panel(pl, n0, tb, dst, cs);
+          decode_lane_panel(pl, n0, tpanel, dst, cs);
         });
   }
 }
