@@ -6,6 +6,7 @@
 // machine must be one whose tests run here unskipped.
 
 #include <gtest/gtest.h>
+#include <xmmintrin.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -19,6 +20,8 @@
 #include "mmaemu/emulator/chain_gemm.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/f32_arith.hpp"
+#include "mmaemu/emulator/plan_decisions.hpp"
 #include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/emulator/warnings.hpp"
 
@@ -465,6 +468,171 @@ TEST(ChainGemm, KernelChoice) {
     EXPECT_EQ(chain_kernel_for(custom[1], fmt), ChainKernel::avx512_i16);   // narrow
     EXPECT_EQ(chain_kernel_for(custom[2], fmt), ChainKernel::avx512_i16);   // i16_rne
     EXPECT_EQ(chain_kernel_for(custom[3], fmt), ChainKernel::lanes_avx512); // wide32
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Whole plans (chain_gemm_plan): split-K parts and slow-accumulation chunks in one pass,
+// against chain_gemm_plan_simple (model::dot per chunk, the promotion called value by value).
+
+// The shipped promotion behind another function pointer: chain_gemm_plan then calls it value
+// by value instead of using the CPU's add, so both ways are checked against each other.
+std::uint32_t promote_called(std::uint32_t acc, std::uint32_t chunk) {
+  return mmaemu::model::promote_fp32_add(acc, chunk);
+}
+
+// S parts as the shipped split layout makes them; slow: chunks of `chunk` from each part's
+// start, promoted with `promote`; fast (promote == nullptr): one chunk per part.
+mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& p, int S, int chunk,
+                                   std::uint32_t (*promote)(std::uint32_t, std::uint32_t)) {
+  mmaemu::model::ChainPlan plan;
+  plan.promote = promote;
+  for (const mmaemu::model::KRange& part :
+       mmaemu::model::split_layout_contiguous16(pr.K, S, p)) {
+    auto& chunks = plan.parts.emplace_back();
+    if (part.first >= part.second)
+      continue;
+    if (!promote)
+      chunks.push_back(part);
+    else
+      chunks = mmaemu::model::slow_chunks_from_part_start(part, chunk);
+  }
+  return plan;
+}
+
+std::vector<std::uint32_t> run_plan(const Problem& pr, const mmaemu::model::ChainPlan& plan,
+                                    const Preset& p, std::optional<unsigned> threads) {
+  const std::size_t S = plan.parts.size();
+  std::vector<std::uint32_t> out(S * pr.M * pr.ldo, kSentinel);
+  std::vector<std::uint32_t*> outs(S);
+  for (std::size_t s = 0; s < S; ++s)
+    outs[s] = out.data() + s * pr.M * pr.ldo;
+  if (threads) {
+    mmaemu::model::chain_gemm_plan(pr.operands(), plan, p, outs.data(), pr.ldo, *threads);
+  } else {
+    mmaemu::model::chain_gemm_plan_simple(pr.operands(), plan, p, outs.data(), pr.ldo);
+  }
+  return out;
+}
+
+// Every plan: fast and slow (the CPU's add and the called promotion), S = 1, 2, 3 and 5, K
+// multiples of 16 and 128 and not, chunks of 128 and of 48; with 1 and 2 threads; both
+// orientations (few rows of a run transposed) and the streamed and slab arrangements.
+TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
+  int runs = 0;
+  std::uint32_t seed = 5000;
+  struct Case {
+    std::size_t M, N, K;
+    int S, chunk;
+  };
+  const Case cases[] = {{9, 40, 300, 1, 128},  {40, 9, 300, 2, 128}, {5, 70, 517, 3, 128},
+                        {33, 20, 256, 5, 48},  {70, 3, 100, 2, 48},  {1, 33, 1000, 1, 128},
+                        {17, 17, 128, 3, 128}, {2, 90, 700, 2, 128}};
+  using PromoteFn = std::uint32_t (*)(std::uint32_t, std::uint32_t);
+  const PromoteFn promotions[] = {nullptr, &mmaemu::model::promote_fp32_add, &promote_called};
+  for (const Preset* p : all_presets()) {
+    for (const Case& c : cases) {
+      const FormatPair& fmt = kPairs[seed % 3];
+      const NamedGen& ga = generators()[seed % generators().size()];
+      const NamedGen& gb = generators()[(seed / 5) % generators().size()];
+      const Problem pr = make_problem(c.M, c.N, c.K, 0, c.K, fmt, ga.gen, gb.gen, seed++);
+      for (PromoteFn promote : promotions) {
+        const mmaemu::model::ChainPlan plan = make_plan(pr, *p, c.S, c.chunk, promote);
+        const std::vector<std::uint32_t> want = run_plan(pr, plan, *p, std::nullopt);
+        for (unsigned threads : {1u, 2u}) {
+          const std::string what =
+              describe(pr, *p, ga.name) + " S=" + std::to_string(c.S) +
+              (promote ? " slow chunk=" + std::to_string(c.chunk) : std::string(" fast")) +
+              (promote == &promote_called ? " (called)" : "") +
+              " kernel=" + mmaemu::model::detail::chain_kernel_name(GetParam()) +
+              " threads=" + std::to_string(threads);
+          ASSERT_EQ(mismatches(want, run_plan(pr, plan, *p, threads), what), 0);
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 300);
+}
+
+// Tiny slabs with a plan, in both orientations.
+TEST_P(ChainGemmKernel, PlansInSlabs) {
+  struct SmallSlabs {
+    SmallSlabs() { mmaemu::model::detail::force_chain_slab_bytes(1); }
+    ~SmallSlabs() { mmaemu::model::detail::force_chain_slab_bytes(0); }
+  } small;
+  std::uint32_t seed = 6000;
+  for (const auto& [M, N] : {std::pair<std::size_t, std::size_t>{150, 70}, {20, 150}}) {
+    const NamedGen& g = generators()[seed % generators().size()];
+    const Problem pr = make_problem(M, N, 400, 0, 400, kPairs[seed % 3], g.gen, g.gen, seed);
+    ++seed;
+    const Preset& p = shipped("hopper");
+    const auto plan = make_plan(pr, p, 3, 128, &mmaemu::model::promote_fp32_add);
+    ASSERT_EQ(mismatches(run_plan(pr, plan, p, std::nullopt), run_plan(pr, plan, p, 2u),
+                         describe(pr, p, g.name) + " slabs"),
+              0);
+  }
+}
+
+// NaN and Inf codes (outside chain_gemm's contract, as above) inside a slow plan: their chunks
+// give +-Inf or NaN, and +Inf promoted with -Inf is the canonical NaN on both paths.
+TEST_P(ChainGemmKernel, PlansWithNonFiniteCodes) {
+  const FormatPair fmt{Format::e5m2, Format::e5m2};
+  const NamedGen& g = generators()[0];
+  Problem pr = make_problem(6, 40, 300, 0, 300, fmt, g.gen, g.gen, 17);
+  // Output (1, 7); part 0 is [0, 160) in chunks [0, 128) and [128, 160), part 1 [160, 300).
+  pr.a[1 * pr.lda + 5] = 0x7C;   // +Inf x +1: chunk [0, 128) is +Inf
+  pr.b[7 * pr.ldb + 5] = 0x3C;
+  pr.a[1 * pr.lda + 140] = 0x3C; // +1 x -Inf: chunk [128, 160) is -Inf
+  pr.b[7 * pr.ldb + 140] = 0xFC;
+  pr.a[1 * pr.lda + 200] = 0x7C; // +Inf x +1: part 1 is +Inf
+  pr.b[7 * pr.ldb + 200] = 0x3C;
+  pr.b[9 * pr.ldb + 299] = 0x7F; // NaN
+  const Preset& p = shipped("hopper");
+  for (auto promote : {&mmaemu::model::promote_fp32_add, &promote_called}) {
+    const auto plan = make_plan(pr, p, 2, 128, promote);
+    ASSERT_EQ(plan.parts[0].size(), 2u);
+    const std::vector<std::uint32_t> want = run_plan(pr, plan, p, std::nullopt);
+    ASSERT_EQ(mismatches(want, run_plan(pr, plan, p, 2u), "nonfinite plan"), 0);
+    EXPECT_EQ(want[1 * pr.ldo + 7], mmaemu::kF32CanonicalNaN);
+    EXPECT_EQ(want[pr.M * pr.ldo + 1 * pr.ldo + 7], 0x7F800000u);
+  }
+}
+
+// The CPU's add is used only in the default SSE environment: with rounding toward zero,
+// flush-to-zero and denormals-are-zero set, the promotion is called value by value and the
+// bits do not change (chunk sums of wide-spread values are inexact, so the CPU's add in
+// that mode would round some of them differently).
+TEST(ChainGemmPlan, SseEnvironmentIsRespected) {
+  const NamedGen& g = generators()[0];
+  const Problem pr = make_problem(20, 40, 300, 0, 300, kPairs[0], g.gen, g.gen, 23);
+  const Preset& p = shipped("ada");
+  const auto plan = make_plan(pr, p, 1, 128, &mmaemu::model::promote_fp32_add);
+  const std::vector<std::uint32_t> want = run_plan(pr, plan, p, std::nullopt);
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0xE040u); // round toward zero, FTZ and DAZ
+  const std::vector<std::uint32_t> got = run_plan(pr, plan, p, 1u);
+  _mm_setcsr(saved);
+  EXPECT_EQ(mismatches(want, got, "FTZ/DAZ"), 0);
+}
+
+TEST(ChainGemmPlan, RejectsBadPlans) {
+  const NamedGen& g = generators()[0];
+  const Problem pr = make_problem(2, 2, 10, 0, 10, kPairs[0], g.gen, g.gen, 9);
+  std::vector<std::uint32_t> out(pr.M * pr.ldo);
+  std::uint32_t* outs[] = {out.data()};
+  mmaemu::model::ChainPlan two_chunks_fast;
+  two_chunks_fast.parts.push_back({{0, 5}, {5, 10}});
+  mmaemu::model::ChainPlan outside;
+  outside.parts.push_back({{0, 11}});
+  outside.promote = &mmaemu::model::promote_fp32_add;
+  for (const auto* plan : {&two_chunks_fast, &outside}) {
+    EXPECT_THROW(
+        mmaemu::model::chain_gemm_plan(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
+        mmaemu::ValueError);
+    EXPECT_THROW(
+        mmaemu::model::chain_gemm_plan_simple(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
+        mmaemu::ValueError);
   }
 }
 
