@@ -85,8 +85,8 @@ struct Plan {
   const Preset* preset;
   std::vector<Segment> segs;
   std::vector<std::pair<std::size_t, std::size_t>> parts; // [first, end) of segs, per part
-  std::uint32_t (*promote)(std::uint32_t, std::uint32_t);  // null: fast accumulation
-  std::size_t lane_stride, pair_stride; // decoded entries of a row or panel
+  std::uint32_t (*promote)(std::uint32_t, std::uint32_t); // null: fast accumulation
+  std::size_t lane_stride, pair_stride;                   // decoded entries of a row or panel
   int nfma;
   int frac, fo; // term and result fraction bits
   int G;        // products are pre-shifted left by G
@@ -597,7 +597,7 @@ constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
 // A code of the rows' format as the row decoders write it, with `special` set for NaN and
 // Inf codes (which are written as zeros). Built once per call from the operand table.
 struct RowCode {
-  LaneA lane;      // lanes kernels (|significand| << shift)
+  LaneA lane;                  // lanes kernels (|significand| << shift)
   std::uint16_t mag, exp, sgn; // the AVX-512 kernel's 16-bit halves of a PairA
   std::uint8_t special;
 };
@@ -654,7 +654,8 @@ void decode_lane_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, La
         const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(k)]];
         special |= o.cls > kFinite;
         if (o.cls == kFinite)
-          dst[sg.off + static_cast<std::size_t>(k)].lane[c] = pack_lane<T>(o.mant, o.ea, o.neg != 0);
+          dst[sg.off + static_cast<std::size_t>(k)].lane[c] =
+              pack_lane<T>(o.mant, o.ea, o.neg != 0);
       }
     }
     col_special[n0 + c] = special;
@@ -662,7 +663,8 @@ void decode_lane_panel(const Plan& pl, std::size_t n0, const Fp8Operand* tab, La
 }
 
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, const RowCode* tab, PairA* dst) {
-  static constexpr RowCode kPad = {{0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0};
+  static constexpr RowCode kPad = {
+      {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0};
   unsigned special = 0;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
   for (const Segment& sg : pl.segs) {
@@ -754,9 +756,9 @@ void promote_row(const Plan& pl, bool hardware, std::uint32_t* acc, const std::u
 // chunk that the kernel cannot represent (t.bad) or whose row or column holds a non-finite
 // code recomputed by model::dot, then promoted into the part's accumulator.
 template <class A, class B, class Kernel>
-void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0,
-                  std::size_t col0, const std::uint8_t* row_special,
-                  const std::uint8_t* col_special, Kernel kernel, const Outputs& out) {
+void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0, std::size_t col0,
+                  const std::uint8_t* row_special, const std::uint8_t* col_special, Kernel kernel,
+                  const Outputs& out) {
   const int cols = static_cast<int>(std::min<std::size_t>(kLanes, pl.op->N - col0));
   std::uint16_t col_mask = 0;
   for (int l = 0; l < cols; ++l)
@@ -822,8 +824,7 @@ int tile_rows_at(int tile_rows, std::size_t m0, std::size_t m_hi) {
 
 template <class A, class B, class Kernel, class DecodeRow, class DecodePanel>
 void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threads,
-               const Outputs& out, Kernel kernel, DecodeRow decode_row,
-               DecodePanel decode_panel) {
+               const Outputs& out, Kernel kernel, DecodeRow decode_row, DecodePanel decode_panel) {
   const GemmOperands& op = *pl.op;
   const std::size_t npanels = (op.N + kLanes - 1) / kLanes;
   const std::size_t row_bytes = std::max<std::size_t>(stride * sizeof(A), 1);

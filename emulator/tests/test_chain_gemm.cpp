@@ -487,8 +487,7 @@ mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& p, int S, in
                                    std::uint32_t (*promote)(std::uint32_t, std::uint32_t)) {
   mmaemu::model::ChainPlan plan;
   plan.promote = promote;
-  for (const mmaemu::model::KRange& part :
-       mmaemu::model::split_layout_contiguous16(pr.K, S, p)) {
+  for (const mmaemu::model::KRange& part : mmaemu::model::split_layout_contiguous16(pr.K, S, p)) {
     auto& chunks = plan.parts.emplace_back();
     if (part.first >= part.second)
       continue;
@@ -581,7 +580,7 @@ TEST_P(ChainGemmKernel, PlansWithNonFiniteCodes) {
   const NamedGen& g = generators()[0];
   Problem pr = make_problem(6, 40, 300, 0, 300, fmt, g.gen, g.gen, 17);
   // Output (1, 7); part 0 is [0, 160) in chunks [0, 128) and [128, 160), part 1 [160, 300).
-  pr.a[1 * pr.lda + 5] = 0x7C;   // +Inf x +1: chunk [0, 128) is +Inf
+  pr.a[1 * pr.lda + 5] = 0x7C; // +Inf x +1: chunk [0, 128) is +Inf
   pr.b[7 * pr.ldb + 5] = 0x3C;
   pr.a[1 * pr.lda + 140] = 0x3C; // +1 x -Inf: chunk [128, 160) is -Inf
   pr.b[7 * pr.ldb + 140] = 0xFC;
@@ -627,9 +626,8 @@ TEST(ChainGemmPlan, RejectsBadPlans) {
   outside.parts.push_back({{0, 11}});
   outside.promote = &mmaemu::model::promote_fp32_add;
   for (const auto* plan : {&two_chunks_fast, &outside}) {
-    EXPECT_THROW(
-        mmaemu::model::chain_gemm_plan(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
-        mmaemu::ValueError);
+    EXPECT_THROW(mmaemu::model::chain_gemm_plan(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
+                 mmaemu::ValueError);
     EXPECT_THROW(
         mmaemu::model::chain_gemm_plan_simple(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
         mmaemu::ValueError);
