@@ -809,7 +809,7 @@ void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0
 //   little). Within a slab the work items are row chunks x panel groups taken from a shared
 //   counter, consecutive items sharing a panel group: the group (about kGroupBytes) stays in
 //   L2 across the row tiles of several chunks, and so does a tile of rows across the group.
-constexpr std::size_t kSlabBytes = std::size_t{32} << 20;
+constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
 constexpr std::size_t kGroupBytes = std::size_t{512} << 10;
 constexpr std::size_t kChunkRows = 64;
 constexpr std::size_t kStreamRows = 16;

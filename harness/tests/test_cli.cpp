@@ -502,4 +502,39 @@ TEST(CliBench, GemmPrintsBothFiguresAndTheRatio) {
   EXPECT_THAT(r.out, HasSubstr("reference"));
   EXPECT_THAT(r.out, HasSubstr("sgemm"));
   EXPECT_THAT(last_line(r.out), testing::StartsWith("ratio: "));
+  EXPECT_THAT(r.out, HasSubstr("peak "));
+}
+
+// The sweep's table and JSON on a small N and K (the rows' M are the sweep's own): 16 rows,
+// every figure named by profile, accumulation and M, the ratios positive.
+TEST(CliBench, SweepWritesTheTableAndItsFigures) {
+  TempDir dir("cli");
+  const fs::path json_path = dir / "sweep.json";
+  const auto r = run_cli({"bench", "gemm", "--sweep", "--N", "32", "--K", "48", "--threads", "1",
+                          "--json", json_path.string()});
+  ASSERT_EQ(r.status, 0) << r.all();
+  for (const char* row : {"hopper   fast       1", "ada      slow    2048"})
+    EXPECT_THAT(r.out, HasSubstr(row));
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
+  ASSERT_EQ(j.at("rows").size(), 16u);
+  std::set<std::string> names;
+  for (const auto& b : j.at("benchmarks")) {
+    names.insert(b.at("name").get<std::string>());
+    EXPECT_GT(b.at("value").get<double>(), 0.0) << b.dump();
+  }
+  for (const char* name : {"ratio_hopper_fast_M2048", "ratio_hopper_slow_M16", "ratio_ada_fast_M1",
+                           "gmacs_ada_slow_M128", "slow_over_fast_hopper_M2048"}) {
+    EXPECT_EQ(names.count(name), 1u) << name;
+  }
+  for (const auto& row : j.at("rows")) {
+    EXPECT_EQ(row.at("N").get<int>(), 32);
+    EXPECT_EQ(row.at("K").get<int>(), 48);
+  }
+}
+
+TEST(CliBench, SweepRefusesFastOrSlow) {
+  const auto r = run_cli({"bench", "gemm", "--sweep", "--slow", "--N", "16", "--K", "16"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("--sweep"));
 }
