@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
+#include "mmaemu/mutants/campaign.hpp"
 #include "mmaemu/mutants/catalogue.hpp"
 #include "mmaemu/mutants/rewriter.hpp"
 #include "mmaemu/support/input_file.hpp"
@@ -138,8 +139,16 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_flag("--verbose,-v", ra->verbose, "One line per mutant");
   run->callback([ra, tier, timeout, &exit_code] {
     TierArgs a = *ra;
-    // A damaged catalogue, or one that does not fit the source tree, is a usage error (exit 2)
+    // A bad option is named first, whatever the state of the catalogue and the tree. Then a
+    // damaged catalogue, or one that does not fit the source tree, is a usage error (exit 2)
     // before any copy or build.
+    try {
+      mutants::select_mutants(mutants::Catalogue{}, *tier, a.mutants.only, 0, 1);
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      exit_code = kUsage;
+      return;
+    }
     try {
       const fs::path path = catalogue_path(a.mutants.catalogue, a.build_dir);
       const mutants::Catalogue c = mutants::load_catalogue(path);

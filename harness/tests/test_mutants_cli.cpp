@@ -59,6 +59,12 @@ TEST(MutantsCli, ACatalogueThatDoesNotFitTheTreeExits2BeforeAnyWork) {
   EXPECT_EQ(r.status, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr("control_sign_flip: emulator/src/no_such_file.cpp: file missing"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("building")));
+  // A bad option is still what is named (as in a mutant's copy, whose tree the committed
+  // catalogue does not fit).
+  const auto only =
+      run_cli({"mutants", "run", "--catalogue", cat.string(), "--only", "(", "--no-log"});
+  EXPECT_EQ(only.status, 2) << only.all();
+  EXPECT_THAT(only.err, HasSubstr("--only"));
 }
 
 TEST(MutantsCli, BadOptionsAreNamed) {
