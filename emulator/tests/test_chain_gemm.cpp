@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "../src/chain_gemm_internal.hpp"
+#include "mmaemu/emulator/accumulate.hpp"
 #include "mmaemu/emulator/chain_gemm.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/f32_arith.hpp"
 #include "mmaemu/emulator/plan_decisions.hpp"
 #include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/emulator/tensor.hpp"
 #include "mmaemu/emulator/warnings.hpp"
 
 using mmaemu::BlockRounding;
@@ -552,6 +554,66 @@ TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
     }
   }
   EXPECT_GT(runs, 300);
+}
+
+// accumulate (the plan built from plan_decisions, the split reduction, the non-finite patch)
+// with the kernel in force against the same call on the exact kernel (model::dot per chunk):
+// fast and slow, every split scheme the profiles allow, S = 1 to 4, K not a multiple of 16 or
+// 128, NaN and Inf codes, 1 and 2 threads, both orientations.
+TEST_P(ChainGemmKernel, AccumulateAgreesWithTheExactKernelOnEveryPlan) {
+  struct Split {
+    const char* profile;
+    int S;
+    const char* scheme;
+  };
+  const Split splits[] = {{"ada", 1, "none"},          {"ada", 3, "serial"},
+                          {"ada", 4, "pairwise"},      {"hopper", 1, "none"},
+                          {"hopper", 2, "contiguous"}, {"hopper", 3, "contiguous"}};
+  struct Shape3 {
+    std::int64_t M, N, K;
+  };
+  const Shape3 shapes[] = {{9, 40, 300}, {40, 9, 517}, {3, 70, 100}};
+  std::mt19937 rng(31337);
+  int runs = 0;
+  for (const Shape3& sh : shapes) {
+    for (const bool special : {false, true}) {
+      std::vector<std::uint32_t> ab(static_cast<std::size_t>(sh.M * sh.K)),
+          bb(static_cast<std::size_t>(sh.N * sh.K));
+      for (auto& c : ab)
+        c = any_finite(Format::e4m3, rng);
+      for (auto& c : bb)
+        c = any_finite(Format::e5m2, rng);
+      if (special) {
+        ab[static_cast<std::size_t>(1 * sh.K + 7)] = 0x7F;          // NaN in a's row 1
+        bb[static_cast<std::size_t>(2 * sh.K + sh.K - 1)] = 0xFC;   // -Inf in b's row 2
+        bb[static_cast<std::size_t>((sh.N - 1) * sh.K + 3)] = 0x7C; // +Inf in b's last row
+      }
+      const auto a = mmaemu::Tensor::from_bits(Format::e4m3, {sh.M, sh.K}, ab);
+      const auto b = mmaemu::Tensor::from_bits(Format::e5m2, {sh.N, sh.K}, bb);
+      for (const Split& sp : splits) {
+        for (const bool fast : {true, false}) {
+          mmaemu::AccumulateOptions opt;
+          opt.profile = sp.profile;
+          opt.splitk = mmaemu::SplitKRequest::explicit_split(sp.S, sp.scheme);
+          opt.threads = 1;
+          mmaemu::model::detail::force_chain_kernel(ChainKernel::exact);
+          const std::vector<std::uint32_t> want = mmaemu::accumulate(a, b, fast, opt).to_bits();
+          mmaemu::model::detail::force_chain_kernel(GetParam());
+          for (unsigned threads : {1u, 2u}) {
+            opt.threads = threads;
+            const std::string what =
+                std::string(sp.profile) + " S=" + std::to_string(sp.S) + "," + sp.scheme +
+                (fast ? " fast" : " slow") + " M=" + std::to_string(sh.M) +
+                " N=" + std::to_string(sh.N) + " K=" + std::to_string(sh.K) +
+                (special ? " with NaN/Inf" : "") + " threads=" + std::to_string(threads);
+            ASSERT_EQ(mismatches(want, mmaemu::accumulate(a, b, fast, opt).to_bits(), what), 0);
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 144);
 }
 
 // Tiny slabs with a plan, in both orientations.
