@@ -53,4 +53,10 @@ struct BlockContext {
 std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
                         int n, std::uint32_t c_bits);
 
+// The same for codes that may be NaN or Inf: such a code counts as a zero in the block, and
+// `nonfinite` is set to true (never cleared) so that the caller can apply the chain's
+// non-finite rule. This lets a chain find them in its block pass instead of a scan of its own.
+std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
+                        int n, std::uint32_t c_bits, bool& nonfinite);
+
 } // namespace mmaemu::model
