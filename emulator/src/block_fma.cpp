@@ -171,6 +171,9 @@ template <class IntT> struct ScalarTerms {
   // Steps 2 and 4: each pair's exponent ea + eb, its significand product (magnitude
   // pre-shifted by G, and a sign mask 0 or -1); returns the largest exponent, at least E0.
   // A zero, NaN or Inf code has mant 0 and kZeroExp: its term is 0. ORs the codes' classes.
+  // Such a pair's exponent (kZeroExp plus the other's, at most -85) still enters E, as it
+  // always has here; block-fma.md drops the pair, which differs only for a block with no
+  // nonzero product and a c below 2^-85.
   int load(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b, int count, int E0,
            unsigned& classes) {
     n = count;
@@ -386,7 +389,7 @@ std::uint32_t block_fma(BlockKernel k, const BlockContext& ctx, const std::uint8
                         const std::uint8_t* b, int n, std::uint32_t c_bits, bool& nonfinite) {
   // 32-bit terms hold every sum when frac <= kNarrowMaxFrac.
   const bool narrow = ctx.preset->frac <= kNarrowMaxFrac;
-  if (k == BlockKernel::automatic)
+  if (k == BlockKernel::automatic || (k == BlockKernel::avx2 && !has_avx2()))
     k = has_avx2() ? BlockKernel::avx2 : BlockKernel::baseline;
   if (narrow && k == BlockKernel::avx2)
     return block_fma_narrow_avx2(ctx, a, b, n, c_bits, nonfinite);
