@@ -34,20 +34,12 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
   constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
   constexpr auto kZero = static_cast<std::uint8_t>(ValueClass::zero);
   constexpr auto kInf = static_cast<std::uint8_t>(ValueClass::inf);
-  // Fast path: nothing special at all (the usual case).
-  unsigned any = 0;
-  for (std::size_t k = 0; k < K; ++k) {
-    any |= static_cast<unsigned>(ta[a[k]].cls > kFinite) |
-           static_cast<unsigned>(tb[b[k]].cls > kFinite);
-  }
-  const std::uint32_t cexp = (c_bits >> 23) & 0xFFu;
-  if (!any && cexp != 0xFFu)
-    return false;
-
+  bool any = false;
   bool nan = false;
   bool pos_inf = false;
   bool neg_inf = false;
-  if (cexp == 0xFFu) {
+  if (((c_bits >> 23) & 0xFFu) == 0xFFu) {
+    any = true;
     if (c_bits & 0x7FFFFFu) {
       nan = true;
     } else {
@@ -59,6 +51,7 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
     const Fp8Operand& y = tb[b[k]];
     if (x.cls <= kFinite && y.cls <= kFinite)
       continue;
+    any = true;
     if (x.cls > kInf || y.cls > kInf) {
       nan = true; // a NaN operand
     } else if (x.cls == kZero || y.cls == kZero) {
@@ -67,6 +60,8 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
       ((x.neg ^ y.neg) ? neg_inf : pos_inf) = true;
     }
   }
+  if (!any)
+    return false;
   if (nan || (pos_inf && neg_inf)) {
     out = kCanonicalNaN32;
   } else {
@@ -77,18 +72,26 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
 
 std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
                     std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
-  std::uint32_t special;
-  if (nonfinite_result(a, b, K, c_bits, fmt, special))
-    return special;
+  // One pass: the blocks themselves report NaN or Inf codes (which they count as zeros), and
+  // only then is the whole-chain non-finite rule applied. A non-finite c counts as zero in
+  // the blocks for the same reason.
+  const bool c_finite = ((c_bits >> 23) & 0xFFu) != 0xFFu;
+  bool maybe_nonfinite = !c_finite;
   const BlockContext ctx(fmt.a, fmt.b, p);
-  std::uint32_t c = c_bits;
+  std::uint32_t c = c_finite ? c_bits : 0u;
   const auto nfma = static_cast<std::size_t>(p.nfma);
   for (std::size_t k0 = 0; k0 < K; k0 += nfma) {
     const std::size_t n = K - k0 < nfma ? K - k0 : nfma;
-    c = block_fma(ctx, a + k0, b + k0, static_cast<int>(n), c);
-    if (((c >> 23) & 0xFFu) == 0xFFu)
+    c = block_fma(ctx, a + k0, b + k0, static_cast<int>(n), c, maybe_nonfinite);
+    if (((c >> 23) & 0xFFu) == 0xFFu) {
+      // The later blocks' codes go unseen: the non-finite rule must scan them.
+      maybe_nonfinite = true;
       break; // an overflow to Inf ends the chain
+    }
   }
+  std::uint32_t special;
+  if (maybe_nonfinite && nonfinite_result(a, b, K, c_bits, fmt, special))
+    return special;
   return c;
 }
 

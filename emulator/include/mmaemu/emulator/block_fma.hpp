@@ -53,4 +53,20 @@ struct BlockContext {
 std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
                         int n, std::uint32_t c_bits);
 
+// The same for codes that may be NaN or Inf: such a code counts as a zero in the block, and
+// `nonfinite` is set to true (never cleared) so that the caller can apply the chain's
+// non-finite rule. This lets a chain find them in its block pass instead of a scan of its own.
+std::uint32_t block_fma(const BlockContext& ctx, const std::uint8_t* a, const std::uint8_t* b,
+                        int n, std::uint32_t c_bits, bool& nonfinite);
+
+// The compiled variants of block_fma, which must agree bit for bit: `baseline` is plain
+// x86-64 (32-bit terms when frac <= 20, else 64-bit), `wide` always uses 64-bit terms, `avx2`
+// vectorises the 32-bit terms (falls back to `wide` when frac > 20). `automatic` (what the
+// other overloads use) picks avx2 when the CPU has it, and so does avx2 on a CPU without it
+// (block_kernel_supported tells). Tests run each one.
+enum class BlockKernel : std::uint8_t { automatic, baseline, wide, avx2 };
+bool block_kernel_supported(BlockKernel k);
+std::uint32_t block_fma(BlockKernel k, const BlockContext& ctx, const std::uint8_t* a,
+                        const std::uint8_t* b, int n, std::uint32_t c_bits, bool& nonfinite);
+
 } // namespace mmaemu::model
