@@ -183,7 +183,8 @@ void Workspace::configure(double timeout_s) {
                                    "-G",
                                    "Ninja",
                                    "-DCMAKE_BUILD_TYPE=Release",
-                                   "-DMMAEMU_BENCH=OFF"};
+                                   "-DMMAEMU_BENCH=OFF",
+                                   "-DMMAEMU_PYTHON=OFF"};
   if (!opt_.shared_dir.empty())
     argv.push_back("-DMMAEMU_SHARED_DIR=" + opt_.shared_dir.string());
   if (support::find_program("ccache"))
