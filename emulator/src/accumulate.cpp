@@ -51,7 +51,7 @@ Rows gather(const Tensor& t, std::int64_t rows, std::int64_t K) {
   r.special.assign(static_cast<std::size_t>(rows), false);
   const auto& table = model::fp8_operand_table(t.dtype());
   // FP8 elements are one byte: element offsets are byte offsets.
-  const std::uint8_t* base = t.storage()->data() + t.storage_offset();
+  const std::uint8_t* base = t.data() + t.storage_offset();
   const std::int64_t s0 = t.stride(0), s1 = t.stride(1);
   const unsigned threshold = nonfinite_threshold(table);
   for (std::int64_t i = 0; i < rows; ++i) {
@@ -196,7 +196,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   std::vector<std::uint32_t> partials(parts.size() == 1 && kDirect ? 0 : parts.size() * MN);
   std::vector<std::uint32_t*> part_out(parts.size());
   for (std::size_t s = 0; s < parts.size(); ++s) {
-    part_out[s] = partials.empty() ? reinterpret_cast<std::uint32_t*>(out.storage()->data())
+    part_out[s] = partials.empty() ? reinterpret_cast<std::uint32_t*>(out.mutable_data())
                                    : partials.data() + s * MN;
   }
   if (backend.chain) {
@@ -222,7 +222,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
     }
   }
   // The result is a contiguous fp32 tensor: write its little-endian storage directly.
-  std::uint8_t* dst = out.storage()->data();
+  std::uint8_t* dst = out.mutable_data();
   auto put = [dst](std::size_t i, std::uint32_t v) {
     for (int k = 0; k < 4; ++k)
       dst[4 * i + k] = static_cast<std::uint8_t>(v >> (8 * k));

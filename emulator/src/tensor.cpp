@@ -102,6 +102,7 @@ Tensor Tensor::meta(Format dtype, std::vector<std::int64_t> shape) {
   t.strides_ = contiguous_strides(shape);
   t.shape_ = std::move(shape);
   t.storage_ = std::make_shared<std::vector<std::uint8_t>>();
+  t.data_ = t.storage_->data();
   t.meta_ = true;
   return t;
 }
@@ -123,6 +124,32 @@ Tensor Tensor::strided(Format dtype, std::vector<std::int64_t> shape,
 Tensor Tensor::view_of(Format dtype, std::vector<std::int64_t> shape,
                        std::vector<std::int64_t> strides, std::int64_t storage_offset,
                        std::shared_ptr<std::vector<std::uint8_t>> storage) {
+  if (!storage)
+    storage = std::make_shared<std::vector<std::uint8_t>>();
+  Tensor t =
+      checked_view(dtype, std::move(shape), std::move(strides), storage_offset, storage->size());
+  t.data_ = storage->data();
+  t.bytes_ = storage->size();
+  t.storage_ = std::move(storage);
+  return t;
+}
+
+Tensor Tensor::borrow(Format dtype, std::vector<std::int64_t> shape,
+                      std::vector<std::int64_t> strides, std::int64_t storage_offset,
+                      std::uint8_t* data, std::size_t bytes, std::shared_ptr<const void> owner) {
+  if (data == nullptr && bytes != 0)
+    throw ValueError("tensor: borrowed storage of " + std::to_string(bytes) + " bytes at null");
+  Tensor t = checked_view(dtype, std::move(shape), std::move(strides), storage_offset, bytes);
+  t.data_ = data;
+  t.bytes_ = bytes;
+  t.owner_ = std::move(owner);
+  t.borrowed_ = true;
+  return t;
+}
+
+Tensor Tensor::checked_view(Format dtype, std::vector<std::int64_t> shape,
+                            std::vector<std::int64_t> strides, std::int64_t storage_offset,
+                            std::size_t bytes) {
   check_rank(shape);
   if (shape.size() != strides.size()) {
     throw ValueError("tensor: shape has " + std::to_string(shape.size()) +
@@ -141,12 +168,11 @@ Tensor Tensor::view_of(Format dtype, std::vector<std::int64_t> shape,
   t.shape_ = std::move(shape);
   t.strides_ = std::move(strides);
   t.offset_ = storage_offset;
-  t.storage_ = storage ? std::move(storage) : std::make_shared<std::vector<std::uint8_t>>();
   // Every addressable element must lie inside the storage: the last one is at
   // offset + sum((size - 1) * stride), computed without overflow.
   if (n > 0) {
     const auto elems =
-        static_cast<std::int64_t>(t.storage_->size() / static_cast<std::size_t>(t.element_size()));
+        static_cast<std::int64_t>(bytes / static_cast<std::size_t>(t.element_size()));
     std::int64_t last = storage_offset;
     bool overflow = false;
     for (std::size_t i = 0; i < t.shape_.size() && !overflow; ++i) {
@@ -257,25 +283,25 @@ void Tensor::require_storage() const {
 std::uint32_t Tensor::bits_flat(std::int64_t i) const {
   require_storage();
   const int es = element_size();
-  return load(storage_->data() + element_offset(i) * es, es);
+  return load(data_ + element_offset(i) * es, es);
 }
 
 void Tensor::set_bits_flat(std::int64_t i, std::uint32_t bits) {
   require_storage();
   const int es = element_size();
-  store(storage_->data() + element_offset(i) * es, es, bits & spec(dtype_).code_mask());
+  store(data_ + element_offset(i) * es, es, bits & spec(dtype_).code_mask());
 }
 
 std::uint32_t Tensor::bits_at(std::int64_t r, std::int64_t c) const {
   require_storage();
   const int es = element_size();
-  return load(storage_->data() + (offset_ + r * strides_[0] + c * strides_[1]) * es, es);
+  return load(data_ + (offset_ + r * strides_[0] + c * strides_[1]) * es, es);
 }
 
 void Tensor::set_bits_at(std::int64_t r, std::int64_t c, std::uint32_t bits) {
   require_storage();
   const int es = element_size();
-  store(storage_->data() + (offset_ + r * strides_[0] + c * strides_[1]) * es, es,
+  store(data_ + (offset_ + r * strides_[0] + c * strides_[1]) * es, es,
         bits & spec(dtype_).code_mask());
 }
 

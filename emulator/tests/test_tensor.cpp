@@ -330,3 +330,37 @@ TEST(TensorSizes, GemmSizesWithinTheLimitsPassAndOthersNameTheSize) {
 }
 
 } // namespace
+
+// A borrowed tensor reads the caller's bytes where they lie: a change made to them after the
+// tensor was made is seen through it (a copy would not see it), its layout is checked against
+// the borrowed size, and it owns nothing.
+TEST(TensorBorrow, ReadsTheCallersMemoryWithoutACopy) {
+  std::vector<std::uint8_t> mem = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17};
+  const Tensor t = Tensor::borrow(Format::e4m3, {2, 3}, {4, 1}, 1, mem.data(), mem.size(), nullptr);
+  EXPECT_TRUE(t.defined());
+  EXPECT_EQ(t.storage(), nullptr);
+  EXPECT_EQ(t.data(), mem.data());
+  EXPECT_EQ(t.bits_at(1, 2), 0x17u);
+  mem[7] = 0x38;
+  EXPECT_EQ(t.bits_at(1, 2), 0x38u);
+  EXPECT_EQ(t.t().bits_at(0, 1), 0x15u); // views of it borrow too
+  EXPECT_THROW(Tensor::borrow(Format::e4m3, {2, 4}, {4, 1}, 1, mem.data(), mem.size(), nullptr),
+               ValueError);
+  EXPECT_THROW(Tensor::borrow(Format::e4m3, {1}, {1}, 0, nullptr, 1, nullptr), ValueError);
+}
+
+// The owner is kept alive by the tensor and its copies.
+TEST(TensorBorrow, KeepsItsOwnerAlive) {
+  auto bytes = std::make_shared<std::vector<std::uint8_t>>(4, 0x22);
+  std::weak_ptr<std::vector<std::uint8_t>> watch = bytes;
+  Tensor copy;
+  {
+    const Tensor t = Tensor::borrow(Format::e4m3, {4}, {1}, 0, bytes->data(), bytes->size(), bytes);
+    bytes.reset();
+    copy = t;
+  }
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(copy.bits_flat(3), 0x22u);
+  copy = Tensor();
+  EXPECT_TRUE(watch.expired());
+}

@@ -2,8 +2,9 @@
 """torch tensors and NumPy arrays as the C++ core sees them, and results back.
 
 The core takes a tensor as (format name, integer array of the format's element size,
-requires_grad): the array views the caller's memory with its shape and strides (no copy here;
-the core copies the bytes the view touches, once). torch is never imported by this module: a
+requires_grad): the array views the caller's memory with its shape and strides, and the core
+reads that memory where it lies (no copy; a NumPy layout torch cannot express, such as a
+negative stride, is made contiguous first). torch is never imported by this module: a
 torch tensor can only be passed in by a program that imported torch already.
 """
 

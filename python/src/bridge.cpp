@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "bridge.hpp"
 
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -74,10 +73,12 @@ Tensor tensor_from_spec(py::handle desc, const char* what) {
   }
   if (empty)
     span = 0;
-  auto storage = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(span * item));
-  if (span > 0)
-    std::memcpy(storage->data(), arr.data(), storage->size());
-  Tensor out = Tensor::view_of(*fmt, std::move(shape), std::move(strides), 0, std::move(storage));
+  // The caller's memory, borrowed (no copy): the array is an argument of the Python call that
+  // is running, so it outlives every tensor the call makes from it; the core only reads it.
+  auto* data = static_cast<std::uint8_t*>(const_cast<void*>(arr.data()));
+  Tensor out =
+      Tensor::borrow(*fmt, std::move(shape), std::move(strides), 0, span > 0 ? data : nullptr,
+                     static_cast<std::size_t>(span * item), nullptr);
   out.set_requires_grad(t[2].cast<bool>());
   return out;
 }

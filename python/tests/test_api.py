@@ -68,6 +68,18 @@ def test_strided_and_offset_inputs():
     assert (mmaemu.testing.bits(r) == 0x42000000).all()
 
 
+def test_read_only_operands_are_read_in_place():
+    # The core borrows the operands' memory and never writes it: read-only arrays work and
+    # keep their bits.
+    a, b = ones(16, 32, E4M3_TWO), col_major(ones(16, 32))
+    a.flags.writeable = False
+    b.flags.writeable = False
+    before = (a.copy(), b.copy())
+    r = mmaemu.scaled_mm(a, b, ONE, ONE, out_dtype="float32", splitk=1, fmt="e4m3")
+    assert (mmaemu.testing.bits(r) == 0x42800000).all()  # 32 * 2 = 64
+    assert (a == before[0]).all() and (b == before[1]).all()
+
+
 def test_layouts_torch_rejects_are_rejected():
     with pytest.raises(mmaemu.ReferenceRejectsError, match="row-major and column-major"):
         mmaemu.scaled_mm(ones(16, 32), ones(32, 16), ONE, ONE, splitk=1, fmt="e4m3")

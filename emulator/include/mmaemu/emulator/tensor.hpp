@@ -54,8 +54,15 @@ public:
   static Tensor view_of(Format dtype, std::vector<std::int64_t> shape,
                         std::vector<std::int64_t> strides, std::int64_t storage_offset,
                         std::shared_ptr<std::vector<std::uint8_t>> storage);
+  // The same over `bytes` bytes at `data` that the tensor does not own (no copy): a NumPy
+  // array's or a torch tensor's memory, say. `owner` (may be null) is kept alive by the
+  // tensor and its copies; with a null owner the caller keeps the bytes alive while the
+  // tensor is used. storage() is null for such a tensor; data() is the way to its bytes.
+  static Tensor borrow(Format dtype, std::vector<std::int64_t> shape,
+                       std::vector<std::int64_t> strides, std::int64_t storage_offset,
+                       std::uint8_t* data, std::size_t bytes, std::shared_ptr<const void> owner);
 
-  bool defined() const { return static_cast<bool>(storage_); }
+  bool defined() const { return static_cast<bool>(storage_) || borrowed_; }
   bool is_meta() const { return meta_; }
   Format dtype() const { return dtype_; }
   Device device() const { return Device::cpu; }
@@ -94,9 +101,19 @@ public:
   // "float8_e4m3fn[16, 32] strides [32, 1] offset 0".
   std::string describe() const;
 
+  // The owned storage (null for a borrowed tensor).
   const std::shared_ptr<std::vector<std::uint8_t>>& storage() const { return storage_; }
+  // The first byte of the storage (element 0, before the storage offset), owned or borrowed,
+  // and its size in bytes.
+  const std::uint8_t* data() const { return data_; }
+  std::uint8_t* mutable_data() const { return data_; }
+  std::size_t storage_bytes() const { return bytes_; }
 
 private:
+  // view_of and borrow: the layout checked against `bytes` bytes of storage.
+  static Tensor checked_view(Format dtype, std::vector<std::int64_t> shape,
+                             std::vector<std::int64_t> strides, std::int64_t storage_offset,
+                             std::size_t bytes);
   std::int64_t element_offset(std::int64_t flat) const;
   void require_storage() const;
   Format dtype_ = Format::fp32;
@@ -104,6 +121,10 @@ private:
   std::vector<std::int64_t> strides_;
   std::int64_t offset_ = 0;
   std::shared_ptr<std::vector<std::uint8_t>> storage_;
+  std::shared_ptr<const void> owner_; // what keeps borrowed bytes alive (may be null)
+  std::uint8_t* data_ = nullptr;      // storage_->data() or the borrowed bytes
+  std::size_t bytes_ = 0;
+  bool borrowed_ = false;
   bool requires_grad_ = false;
   bool meta_ = false;
 };
