@@ -1,0 +1,1 @@
+7Y+w1NG4nPo6xV2OG6Pa5ut/XW1LBtAMEHKqo785tezcoyNeHtHtCvilnd7Fol3zXpng+izrxVb6TYCj3ftFDA==
