@@ -1,0 +1,1 @@
+YUrCtfZW0rduampC+v2GwWwFEqa4owJqCpwXF8bvJ4Ulk0Hc0TK6lJJe5FJrwJLI6y7PxMudg1MnAObVy3tTBQ==
