@@ -91,6 +91,7 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     r.details["result"] = j;
   } else if (j.is_object() && j.contains("benchmarks") && j["benchmarks"].is_array()) {
     benchmarks = j["benchmarks"];
+    r.details["result"] = j; // the whole result (T6: the sweep's rows) goes into the log
   } else {
     r.add({"result", Outcome::error, 0,
            result.string() + " has no \"benchmarks\" array and the tier names no run.figures"});

@@ -1,0 +1,1 @@
+ARnOOkBUua4v9mJ4regt/36oY0NNF2y6X6SlAn/XdzToUTwtPv5x+cOxPNokn7iF0hsU/p2MfqtZtDQDsdYKCg==
