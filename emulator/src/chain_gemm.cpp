@@ -968,7 +968,7 @@ void check_plan(const GemmOperands& op, const ChainPlan& plan) {
 // transposed problem: out^T = b a^T. The block FMA is symmetric in its two operands (products,
 // exponent sums, truncation), so the chains are the same; the few rows of a become the panels,
 // decoded once, and b's rows are streamed through them.
-constexpr std::size_t kTransposeBelowRows = 64;
+constexpr std::size_t kTransposeBelowRows = 256;
 
 } // namespace
 
