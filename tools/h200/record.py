@@ -505,6 +505,8 @@ def main(argv=None):
     ap.add_argument("--prefix", default="h200", help="file and set name prefix")
     args = ap.parse_args(argv)
 
+    if args.fake_device and "recordings/data/h200" in os.path.abspath(args.out).replace(os.sep, "/"):
+        ap.error("--fake-device writes test data, never under recordings/data/h200 (hardware only)")
     t0 = time.monotonic()
     deadline = t0 + args.budget_seconds
     os.makedirs(args.out, exist_ok=True)
