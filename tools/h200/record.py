@@ -140,10 +140,21 @@ SHAPES_SMALL = [
 ]
 
 
-def scale_sets(grid):
+# Large operands are stored once per call, so the sets of large K and the Evo 2 shapes get fewer
+# scale variants (and the Evo 2 shapes one dtype pair): the files stay within 8 x 16 MiB.
+FEW_SCALES = {"k4096", "k16384", "evo2_decode", "evo2"}
+ONE_PAIR = {"evo2_decode", "evo2"}
+
+
+def scale_sets(grid, tag=""):
     """(scale_a, scale_b, scale_results) triples each shape is called with."""
     if grid == "small":
         return [(SCALE_ONE, SCALE_ONE, [None]), (SCALES_POW2[0], SCALES_OTHER[1], [None, 0x40400000])]
+    if tag == "k4096":
+        return [(SCALE_ONE, SCALE_ONE, [None, SCALE_RESULTS[0]]),
+                (SCALES_OTHER[0], SCALES_OTHER[1], [None])]
+    if tag in FEW_SCALES:
+        return [(SCALE_ONE, SCALE_ONE, [None])]
     return [
         (SCALE_ONE, SCALE_ONE, [None, SCALE_RESULTS[0]]),
         (SCALES_POW2[0], SCALES_POW2[1], [None]),
@@ -197,8 +208,8 @@ def build_grid(grid, seed, rejects=True):
     stream = 0
     shapes = SHAPES_SMALL if grid == "small" else SHAPES_FULL
     for (tag, M, N, K, pattern) in shapes:
-        for (fa, fb) in PAIRS:
-            for (sa, sb, srs) in scale_sets(grid):
+        for (fa, fb) in (PAIRS[:1] if tag in ONE_PAIR else PAIRS):
+            for (sa, sb, srs) in scale_sets(grid, tag):
                 for sr in srs:
                     stream += 2
                     cid = "%s/%dx%dx%d_%s_%sx%s_sa%08x_sb%08x_sr%s" % (
@@ -262,7 +273,17 @@ def dtype_of(torch, name):
     return getattr(torch, TORCH_DTYPE[name])
 
 
-def run_torch(calls, deadline, log):
+def sampled(bits, shape):
+    """Some rows and columns of a large output (first, second, middle, last)."""
+    M, N = shape
+    b = bits.reshape(M, N)
+    rows = sorted({0, min(1, M - 1), M // 2, M - 1})
+    cols = sorted({0, min(1, N - 1), N // 2, N - 1})
+    return ({str(r): ["0x%x" % v for v in b[r]] for r in rows},
+            {str(k): ["0x%x" % v for v in b[:, k]] for k in cols})
+
+
+def run_torch(calls, deadline, log, keep_elements=None):
     import torch
     dev = torch.device("cuda")
     done = []
@@ -293,8 +314,13 @@ def run_torch(calls, deadline, log):
                 torch.cuda.synchronize()
                 odt = o["out_dtype"] or c.fa
                 bits, raw = to_bits(r, odt)
-                c.results[o["name"]] = {"bits": bits, "shape": list(r.shape),
-                                        "sha256": hashlib.sha256(raw).hexdigest()}
+                res = {"bits": bits, "shape": list(r.shape),
+                       "sha256": hashlib.sha256(raw).hexdigest()}
+                if keep_elements is not None and bits.size > keep_elements:
+                    # Only the digest and samples stay in memory (an Evo 2 output is 47 MB).
+                    res["rows"], res["cols"] = sampled(bits, res["shape"])
+                    del res["bits"]
+                c.results[o["name"]] = res
             except Exception as e:  # torch raises RuntimeError (and others): record them
                 c.results[o["name"]] = {"error": c.attrs.get("expect_rejected",
                                                              "ReferenceRejectsError"),
@@ -502,6 +528,8 @@ def main(argv=None):
     ap.add_argument("--fake-device", action="store_true",
                     help="compute outputs with mmaemu's reference (no GPU, no torch)")
     ap.add_argument("--mmaemu", default="build/harness/mmaemu", help="for --fake-device")
+    ap.add_argument("--emit-probe-queries", metavar="FILE",
+                    help="write the grid's calls as the split-K probe's query lines and exit")
     ap.add_argument("--prefix", default="h200", help="file and set name prefix")
     args = ap.parse_args(argv)
 
@@ -517,6 +545,20 @@ def main(argv=None):
         print("record: " + msg, flush=True)
 
     calls = build_grid(args.grid, args.seed)
+    if args.emit_probe_queries:
+        lines = set()
+        for c in calls:
+            if "expect_rejected" in c.attrs:
+                continue  # torch rejects these before cuBLASLt is asked
+            for o in c.outputs:
+                lines.add("%d %d %d %s %s %s %d %d" % (c.M, c.N, c.K, c.fa, c.fb,
+                                                     o["out_dtype"] or c.fa, int(o["fast"]),
+                                                     int(c.sr is not None)))
+        with open(args.emit_probe_queries, "w") as f:
+            f.write("# M N K a b out fast scale_result (tools/h200/record.py, grid %s)\n" % args.grid)
+            f.write("".join(l + "\n" for l in sorted(lines)))
+        print("record: %d probe queries written to %s" % (len(lines), args.emit_probe_queries))
+        return 0
     if args.probe:
         apply_probe(calls, args.probe)
     big = [c for c in calls if c.out_elements() > args.keep_elements]
@@ -528,7 +570,7 @@ def main(argv=None):
         big_done = []
     else:
         done = run_torch(kept, deadline, log)
-        big_done = run_torch(big, deadline, log)
+        big_done = run_torch(big, deadline, log, keep_elements=args.keep_elements)
 
     prov = provenance(args, args.fake_device)
     # Files: calls in grid order, a new file when the payload would pass FILE_TARGET_BYTES.
@@ -568,13 +610,8 @@ def main(argv=None):
                 d.update({"error": res["error"], "torch_class": res["torch_class"],
                           "torch_text": res["torch_text"]})
             else:
-                M, N = res["shape"]
-                bits = res["bits"].reshape(M, N)
-                rows = sorted({0, 1, M // 2, M - 1})
-                cols = sorted({0, 1, N // 2, N - 1})
                 d.update({"shape": res["shape"], "sha256": res["sha256"],
-                          "rows": {str(r): ["0x%x" % v for v in bits[r]] for r in rows},
-                          "cols": {str(k): ["0x%x" % v for v in bits[:, k]] for k in cols}})
+                          "rows": res["rows"], "cols": res["cols"]})
             digests.append(d)
     if digests:
         with open(os.path.join(args.out, "digests.json"), "w") as f:

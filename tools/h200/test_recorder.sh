@@ -45,6 +45,37 @@ with h5py.File(sys.argv[1], "r") as f:
     assert len(tiny.attrs["sha256:fp32_slow"]) == 64
     assert tiny.attrs["operand_streams"] and tiny.attrs["seed"]
 PYEOF
+# With a probe's answers (a stub JSON: split-K 2 for the K = 128 calls), the outputs carry the
+# split the probe saw, and the replay (and the fill) use it.
+"$py" "$record" --out "$work" --grid small --emit-probe-queries "$work/q.txt" >/dev/null ||
+  fail "--emit-probe-queries exited $?"
+"$py" - "$work/q.txt" "$work/probe.json" <<'PYEOF' || fail "stub probe answers"
+import json, sys
+qs = []
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    M, N, K, a, b, out, fast, sr = line.split()
+    qs.append({"M": int(M), "N": int(N), "K": int(K), "a": a, "b": b, "out": out,
+               "fast": fast == "1", "scale_result": sr == "1", "ok": True,
+               "splitk_num": 2 if int(K) == 128 else 1, "reduction_scheme": "compute_type",
+               "tile_id": 1, "stages_id": 1, "algo_id": 1})
+json.dump({"format": "mmaemu-splitk-probe/1", "queries": qs}, open(sys.argv[2], "w"))
+PYEOF
+"$py" "$record" --out "$work/rec2" --grid small --fake-device --mmaemu "$mmaemu" \
+  --probe "$work/probe.json" >/dev/null || fail "record.py --probe exited $?"
+"$mmaemu" replay "$work/rec2/h200_00.h5" >"$work/replay2.txt" 2>&1 || fail "replay with splits"
+"$py" - "$work/rec2/h200_00.h5" <<'PYEOF' || fail "the probe's split is not recorded"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    g = f["cases/h200_k128"]
+    import json
+    for c in g:
+        want = "2,contiguous" if json.loads(g[c].attrs["call"])["K"] == 128 else "1"
+        seen = {g[c][o].attrs["splitk"] for o in g[c] if o.startswith("out")}
+        assert seen == {want}, (c, seen)
+    assert any(k.startswith("cublaslt:") for k in g["000000"].attrs), dict(g["000000"].attrs)
+PYEOF
 # A fake recording is never written where hardware recordings live.
 "$py" "$record" --out "$work/recordings/data/h200" --grid small --fake-device \
   --mmaemu "$mmaemu" >/dev/null 2>&1 && fail "fake device wrote under recordings/data/h200"
