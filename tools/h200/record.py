@@ -524,6 +524,9 @@ def main(argv=None):
                     help="stop starting calls after this many seconds (one device run < 8 min)")
     ap.add_argument("--keep-elements", type=int, default=1 << 20,
                     help="outputs with more elements go to digests.json (sha256 + samples)")
+    ap.add_argument("--max-total-mib", type=float, default=18.0,
+                    help="payload of all files together (T1's data budget is 20 MiB): calls "
+                         "beyond it, in grid order, go to digests.json")
     ap.add_argument("--probe", help="the split-K probe's JSON: record its S per output")
     ap.add_argument("--fake-device", action="store_true",
                     help="compute outputs with mmaemu's reference (no GPU, no torch)")
@@ -575,8 +578,13 @@ def main(argv=None):
     prov = provenance(args, args.fake_device)
     # Files: calls in grid order, a new file when the payload would pass FILE_TARGET_BYTES.
     files, cur, cur_bytes = [], [], 0
+    total, overflow = 0, []
     for c in done:
         b = payload_bytes(c)
+        if total + b > args.max_total_mib * (1 << 20):
+            overflow.append(c)  # beyond the data budget: digest and samples only
+            continue
+        total += b
         if cur and cur_bytes + b > FILE_TARGET_BYTES:
             files.append(cur)
             cur, cur_bytes = [], 0
@@ -599,10 +607,15 @@ def main(argv=None):
             continue
         written.append({"file": os.path.basename(path), "bytes": size, "calls": len(fc)})
 
+    if overflow:
+        log("%d calls over --max-total-mib %.1f go to digests.json" % (len(overflow),
+                                                                       args.max_total_mib))
     digests = []
-    for c in big_done:
+    for c in big_done + overflow:
         for o in c.outputs:
             res = c.results[o["name"]]
+            if "bits" in res and "rows" not in res:
+                res["rows"], res["cols"] = sampled(res["bits"], res["shape"])
             d = {"id": "%s/%s" % (c.id, o["name"]), "call": c.description(), "seed": c.seed,
                  "streams": [c.stream, c.stream + 1], "pattern": c.pattern,
                  "out_dtype": o["out_dtype"], "fast": o["fast"], "splitk": o["splitk"]}
@@ -618,7 +631,7 @@ def main(argv=None):
             json.dump({"format": "mmaemu-h200-digests/0 (not yet replayed)",
                        "provenance": prov, "outputs": digests}, f)
 
-    run = {"provenance": prov, "files": written, "calls": len(done) + len(big_done),
+    run = {"provenance": prov, "files": written, "digested_calls": len(big_done) + len(overflow), "calls": len(done) + len(big_done),
            "grid_calls": len(calls), "seconds": round(time.monotonic() - t0, 3),
            "log": log_lines}
     with open(os.path.join(args.out, "run.json"), "w") as f:
