@@ -87,4 +87,9 @@ rc=$?
 cat "$work/damaged.err"
 [ "$rc" -eq 2 ] || fail "a damaged recording exited $rc, expected 2"
 grep -q 'damaged.h5' "$work/damaged.err" || fail "the error does not name the file"
+"$mmaemu" recordings fill "$work/damaged.h5" --json "$work/fill.json" 2>"$work/fill.err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "recordings fill of a damaged recording exited $rc, expected 2"
+grep -q 'damaged.h5' "$work/fill.err" || fail "recordings fill's error does not name the file"
+[ ! -e "$work/fill.json" ] || fail "recordings fill wrote an answer for a damaged file"
 echo "PASS"
