@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu recordings import-public SET_DIR --out FILE.h5 [--preset NAME]
 // mmaemu recordings show FILE.h5 [--json [OUT]]
-// mmaemu recordings fill FILE.h5 --json OUT (the reference's outputs for the recorder's fake
-// device, tools/h200/record.py --fake-device)
+// mmaemu recordings fill FILE.h5 --json OUT [--digest-over N] (the reference's outputs for the
+// recorder's fake device, tools/h200/record.py --fake-device, and its digest check)
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -17,6 +18,7 @@
 #include "mmaemu/recordings/import_public.hpp"
 #include "mmaemu/recordings/recording.hpp"
 #include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 
@@ -152,10 +154,12 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
 }
 
 // The reference's output of every gemm_call output of FILE, by id "<call id>/<output name>":
-// {"shape": [..], "bits": ["0x..", ..]} or {"error": class, "message": text}. The recorder's
+// {"shape": [..], "bits": ["0x..", ..]} or {"error": class, "message": text}; an output of more
+// than `digest_over` elements has "sha256" (of its codes, little-endian in the dtype's width,
+// as torch holds them) instead of "bits". The recorder's
 // fake device (tools/h200/record.py) reads it and writes the recording itself, so that its own
 // HDF5 code path is tested without a GPU. A malformed call description exits 2.
-int run_fill(const std::string& file, const std::string& json_out) {
+int run_fill(const std::string& file, const std::string& json_out, std::int64_t digest_over) {
   try {
     support::check_input_file(file, support::kMaxRecordingBytes, "recording");
     support::check_output_path(json_out, {file});
@@ -179,6 +183,19 @@ int run_fill(const std::string& file, const std::string& json_out) {
           try {
             const Tensor r = scaled_mm(sc);
             j["shape"] = r.shape();
+            if (r.numel() > digest_over) {
+              const int bytes = spec(r.dtype()).width / 8;
+              std::string raw;
+              raw.reserve(static_cast<std::size_t>(r.numel() * bytes));
+              for (std::int64_t i = 0; i < r.numel(); ++i) {
+                const std::uint32_t v = r.bits_flat(i);
+                for (int k = 0; k < bytes; ++k)
+                  raw.push_back(static_cast<char>((v >> (8 * k)) & 0xFFu));
+              }
+              j["sha256"] = support::sha256_hex(raw);
+              out[c.id + "/" + o.name] = std::move(j);
+              continue;
+            }
             nlohmann::json bits = nlohmann::json::array();
             char buf[16];
             for (std::int64_t i = 0; i < r.numel(); ++i) {
@@ -239,13 +256,18 @@ void add_recordings(CLI::App& app, int& exit_code) {
 
   auto fill_file = std::make_shared<std::string>();
   auto fill_json = std::make_shared<std::string>();
+  auto digest_over = std::make_shared<std::int64_t>(std::numeric_limits<std::int64_t>::max());
   CLI::App* fill = rec->add_subcommand(
       "fill", "Compute every gemm_call output of a recording with the reference, as JSON (the "
               "fake device of tools/h200/record.py)");
   fill->add_option("file", *fill_file, "Recording (.h5) of gemm_call cases")->required();
   fill->add_option("--json", *fill_json, "JSON file to write")->required();
-  fill->callback(
-      [fill_file, fill_json, &exit_code] { exit_code = run_fill(*fill_file, *fill_json); });
+  fill->add_option("--digest-over", *digest_over,
+                   "outputs of more elements: their sha256 instead of their bits")
+      ->check(CLI::NonNegativeNumber);
+  fill->callback([fill_file, fill_json, digest_over, &exit_code] {
+    exit_code = run_fill(*fill_file, *fill_json, *digest_over);
+  });
 }
 
 } // namespace mmaemu::cli

@@ -76,6 +76,25 @@ with h5py.File(sys.argv[1], "r") as f:
         assert seen == {want}, (c, seen)
     assert any(k.startswith("cublaslt:") for k in g["000000"].attrs), dict(g["000000"].attrs)
 PYEOF
+# Outputs kept only as sha256 + samples (digests.json, here every output over 256 elements) are
+# replayed by --check-digests: operands regenerated from the seed, sha256 of the reference's
+# output; a tampered digest fails.
+"$py" "$record" --out "$work/rec3" --grid small --fake-device --mmaemu "$mmaemu" \
+  --keep-elements 256 >/dev/null || fail "record.py --keep-elements exited $?"
+[ -s "$work/rec3/digests.json" ] || fail "no digests.json"
+"$py" "$record" --out "$work/rec3" --check-digests "$work/rec3/digests.json" \
+  --mmaemu "$mmaemu" >"$work/digests.txt" || fail "--check-digests exited $?"
+grep -q ' 0 failed' "$work/digests.txt" || fail "digest check reports failures"
+"$py" - "$work/rec3/digests.json" "$work/tampered.json" <<'PYEOF' || fail "tampering"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = next(x for x in d["outputs"] if "sha256" in x)
+e["sha256"] = ("0" if e["sha256"][0] != "0" else "1") + e["sha256"][1:]
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+"$py" "$record" --out "$work/rec3" --check-digests "$work/tampered.json" --mmaemu "$mmaemu" \
+  >"$work/tampered.txt" && fail "a tampered digest passed"
+grep -q ' 1 failed' "$work/tampered.txt" || fail "the tampered digest is not the one failure"
 # A fake recording is never written where hardware recordings live.
 "$py" "$record" --out "$work/recordings/data/h200" --grid small --fake-device \
   --mmaemu "$mmaemu" >/dev/null 2>&1 && fail "fake device wrote under recordings/data/h200"
