@@ -95,6 +95,26 @@ PYEOF
 "$py" "$record" --out "$work/rec3" --check-digests "$work/tampered.json" --mmaemu "$mmaemu" \
   >"$work/tampered.txt" && fail "a tampered digest passed"
 grep -q ' 1 failed' "$work/tampered.txt" || fail "the tampered digest is not the one failure"
+# The device path (run_torch, provenance, digests of large outputs) against a stand-in torch
+# (test_mock_torch: zeros, torch's rejections): the glue runs and writes readable files.
+here=$(dirname "$record")
+PYTHONPATH="$here/test_mock_torch" "$py" "$record" --out "$work/rec4" --grid small \
+  --keep-elements 256 >"$work/mock.txt" 2>&1 || { cat "$work/mock.txt"; fail "mock torch run"; }
+"$mmaemu" replay "$work/rec4/h200_00.h5" >"$work/replay4.txt" 2>&1
+[ $? -eq 1 ] || fail "the mock's zero outputs should replay as FAIL (exit 1), not error"
+grep -q '^h200_rejects ' "$work/replay4.txt" || fail "mock run: no rejects set"
+"$py" - "$work/rec4/h200_00.h5" "$work/rec4/digests.json" <<'PYEOF' || fail "mock provenance"
+import json, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    assert f.attrs["gpu"] == "Mock H200" and f.attrs["sm_count"] == "132", dict(f.attrs)
+    assert f.attrs["device"] == "cuda" and f.attrs["torch"] == "0.0-mock"
+    rej = f["cases/h200_rejects"]
+    texts = [rej[c].attrs[k] for c in rej for k in rej[c].attrs if k.startswith("torch_error:")]
+    assert any(t.startswith("RuntimeError: Multiplication of two Float8_e5m2") for t in texts), texts
+d = json.load(open(sys.argv[2]))
+e = next(x for x in d["outputs"] if "sha256" in x)
+assert len(e["sha256"]) == 64 and e["rows"] and e["cols"], e.keys()
+PYEOF
 # A fake recording is never written where hardware recordings live.
 "$py" "$record" --out "$work/recordings/data/h200" --grid small --fake-device \
   --mmaemu "$mmaemu" >/dev/null 2>&1 && fail "fake device wrote under recordings/data/h200"
