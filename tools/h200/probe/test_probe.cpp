@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/emulator/splitk.hpp"
 #include "probe_map.hpp"
@@ -339,6 +340,67 @@ TEST(SplitKProbeMapping, EntryInTheH200TableDecidesAuto) {
   EXPECT_EQ(d.source, "table");
   EXPECT_EQ(d.S, 4);
   EXPECT_EQ(d.scheme, "contiguous");
+}
+
+// The live-query step of resolve_splitk with the probe's mapping behind it (a stub answer in
+// place of cuBLASLt): installed, it decides; removed, the step is skipped as before.
+class LiveQueryHook : public ::testing::Test {
+protected:
+  void TearDown() override { set_splitk_live_query(nullptr); }
+  static SplitKQuery big_k() {
+    SplitKQuery q;
+    q.M = 16;
+    q.N = 64;
+    q.K = 16384;
+    q.out_dtype = Format::bf16;
+    q.use_fast_accum = true;
+    return q;
+  }
+};
+
+TEST_F(LiveQueryHook, InstalledProbeDecidesAndWarns) {
+  set_splitk_live_query([](const SplitKQuery& q, const Profile&, std::string& why) {
+    ProbeFields f = fields(4, "compute_type", "bf16");
+    f.M = q.M;
+    f.N = q.N;
+    f.K = q.K;
+    return decision_from_probe(f, &why);
+  });
+  const SplitDecision d =
+      resolve_splitk(big_k(), get_profile("h200"), SplitKRequest::automatic(), true, true);
+  EXPECT_EQ(d.source, "live-query");
+  EXPECT_EQ(d.S, 4);
+  EXPECT_EQ(d.scheme, "contiguous");
+  EXPECT_FALSE(d.verified);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0].cls, WarningClass::unverified_split);
+}
+
+TEST_F(LiveQueryHook, UnmappableAnswerIsNamedInTheError) {
+  set_splitk_live_query([](const SplitKQuery&, const Profile&, std::string& why) {
+    return decision_from_probe(fields(4, "output_type", "bf16"), &why);
+  });
+  try {
+    resolve_splitk(big_k(), get_profile("h200"), SplitKRequest::automatic(), true, true);
+    FAIL() << "expected SplitKUnknownError";
+  } catch (const SplitKUnknownError& e) {
+    EXPECT_NE(std::string(e.what()).find("live-query: split-K 4 with reduction 'output_type'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(LiveQueryHook, NoneInstalledSkipsTheStepAsBefore) {
+  set_splitk_live_query(nullptr);
+  try {
+    resolve_splitk(big_k(), get_profile("h200"), SplitKRequest::automatic(), true, true);
+    FAIL() << "expected SplitKUnknownError";
+  } catch (const SplitKUnknownError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "live-query unavailable (no CUDA device with the profile's GPU NVIDIA H200)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 } // namespace
