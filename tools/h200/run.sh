@@ -49,7 +49,15 @@ fi
 
 # 3. The probe asks the cuBLASLt that torch loads (the wheel's, else the toolkit's).
 LIB=$(python3 -c 'import torch, re
-torch.zeros(1, device="cuda") @ torch.zeros(1, 1, device="cuda").squeeze(0)
+x = torch.ones(64, 64, device="cuda")
+(x @ x).sum().item()
+try:
+    f8 = x.to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    torch._scaled_mm(f8, f8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+except Exception:
+    pass
+torch.cuda.synchronize()
 for l in open("/proc/self/maps"):
     m = re.search(r"(/\S*libcublasLt\.so[.0-9]*)$", l.strip())
     if m: print(m.group(1)); break' 2>>"$log")
