@@ -76,6 +76,7 @@ fi
 PROBE_ARG=""
 [ -s "$OUT/probe.json" ] && PROBE_ARG="--probe $OUT/probe.json"
 left=$((450 - ($(date +%s) - start)))
+[ "$left" -lt 90 ] && left=90 # the probe overran: the recorder still gets a short run
 budget=$((left - 60))
 [ "$budget" -gt 330 ] && budget=330
 say "recorder: budget ${budget} s"
