@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 
 #include "mmaemu/emulator/errors.hpp"
 
@@ -104,7 +106,28 @@ SplitDecision explicit_decision(const SplitKQuery& q, const Profile& p, const Sp
   return d;
 }
 
+std::mutex& live_query_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::shared_ptr<const SplitKLiveQuery>& live_query_slot() {
+  static std::shared_ptr<const SplitKLiveQuery> fn;
+  return fn;
+}
+
+std::shared_ptr<const SplitKLiveQuery> live_query() {
+  std::lock_guard<std::mutex> lock(live_query_mutex());
+  return live_query_slot();
+}
+
 } // namespace
+
+void set_splitk_live_query(SplitKLiveQuery fn) {
+  auto next = fn ? std::make_shared<const SplitKLiveQuery>(std::move(fn)) : nullptr;
+  std::lock_guard<std::mutex> lock(live_query_mutex());
+  live_query_slot() = std::move(next);
+}
 
 SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const SplitKRequest& splitk,
                              std::optional<bool> strict, bool dry) {
@@ -144,8 +167,25 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
   } else {
     tried.push_back("table skipped (non-standard layout)");
   }
-  tried.push_back("live-query unavailable (no CUDA device with the profile's GPU " + p.gpu_name +
-                  ")");
+  const auto lq = live_query();
+  if (lq && q.layout_std) {
+    std::string why;
+    if (std::optional<SplitDecision> d = (*lq)(q, p, why)) {
+      d->source = "live-query";
+      if (d->S > 1 && !d->verified) {
+        emit(*d, WarningClass::unverified_split, "split:" + p.name,
+             "split-K (" + std::to_string(d->S) + ", '" + d->scheme +
+                 "') from a live query of cuBLASLt on profile '" + p.name +
+                 "' was not replayed on hardware",
+             dry);
+      }
+      return *d;
+    }
+    tried.push_back("live-query: " + why);
+  } else {
+    tried.push_back("live-query unavailable (no CUDA device with the profile's GPU " + p.gpu_name +
+                    ")");
+  }
   if (p.envelope && !is_strict) {
     const auto& env = *p.envelope;
     if (q.M * q.N >= env.min_mn && q.K <= env.max_k) {

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu recordings import-public SET_DIR --out FILE.h5 [--preset NAME]
 // mmaemu recordings show FILE.h5 [--json [OUT]]
+// mmaemu recordings fill FILE.h5 --json OUT [--digest-over N] (the reference's outputs for the
+// recorder's fake device, tools/h200/record.py --fake-device, and its digest check)
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/scaled_mm.hpp"
+#include "mmaemu/harness/gemm_call.hpp"
 #include "mmaemu/recordings/import_public.hpp"
 #include "mmaemu/recordings/recording.hpp"
 #include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 
@@ -147,6 +153,78 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
   return kOk;
 }
 
+// The reference's output of every gemm_call output of FILE, by id "<call id>/<output name>":
+// {"shape": [..], "bits": ["0x..", ..]} or {"error": class, "message": text}; an output of more
+// than `digest_over` elements has "sha256" (of its codes, little-endian in the dtype's width,
+// as torch holds them) instead of "bits". The recorder's
+// fake device (tools/h200/record.py) reads it and writes the recording itself, so that its own
+// HDF5 code path is tested without a GPU. A malformed call description exits 2.
+int run_fill(const std::string& file, const std::string& json_out, std::int64_t digest_over) {
+  try {
+    support::check_input_file(file, support::kMaxRecordingBytes, "recording");
+    support::check_output_path(json_out, {file});
+    const recordings::Recording rec = recordings::read_recording(file);
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& batch : rec.gemm_call) {
+      harness::check_gemm_calls(batch, file);
+      for (const auto& c : batch.calls) {
+        for (const auto& o : c.outputs) {
+          auto input = std::make_shared<std::vector<std::uint8_t>>(c.input_storage);
+          auto mat2 = std::make_shared<std::vector<std::uint8_t>>(c.mat2_storage);
+          harness::GemmCallArgs a = harness::parse_gemm_call(c.call_json, input, mat2);
+          ScaledMmCall& sc = a.call;
+          if (a.has_out)
+            sc.out = &a.out;
+          sc.out_dtype = o.out_dtype;
+          sc.use_fast_accum = o.fast;
+          sc.splitk = parse_splitk(o.splitk);
+          sc.backend = "reference";
+          nlohmann::json j;
+          try {
+            const Tensor r = scaled_mm(sc);
+            j["shape"] = r.shape();
+            if (r.numel() > digest_over) {
+              const int bytes = spec(r.dtype()).width / 8;
+              std::string raw;
+              raw.reserve(static_cast<std::size_t>(r.numel() * bytes));
+              for (std::int64_t i = 0; i < r.numel(); ++i) {
+                const std::uint32_t v = r.bits_flat(i);
+                for (int k = 0; k < bytes; ++k)
+                  raw.push_back(static_cast<char>((v >> (8 * k)) & 0xFFu));
+              }
+              j["sha256"] = support::sha256_hex(raw);
+              out[c.id + "/" + o.name] = std::move(j);
+              continue;
+            }
+            nlohmann::json bits = nlohmann::json::array();
+            char buf[16];
+            for (std::int64_t i = 0; i < r.numel(); ++i) {
+              std::snprintf(buf, sizeof buf, "0x%08x", r.bits_flat(i));
+              bits.push_back(buf);
+            }
+            j["bits"] = std::move(bits);
+          } catch (const MmaemuError& e) {
+            j["error"] = e.class_name();
+            j["message"] = support::printable(e.what(), 512);
+          }
+          out[c.id + "/" + o.name] = std::move(j);
+        }
+      }
+    }
+    support::write_file_atomic(json_out, out.dump() + "\n", 0644, {file});
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  } catch (const recordings::RecordingError& e) {
+    error_line(e.what());
+    return kUsage;
+  } catch (const harness::GemmCallError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  return kOk;
+}
+
 } // namespace
 
 void add_recordings(CLI::App& app, int& exit_code) {
@@ -174,6 +252,21 @@ void add_recordings(CLI::App& app, int& exit_code) {
     if (json_opt->count() > 0)
       out = json->empty() ? std::string("-") : *json;
     exit_code = run_show(*file, out);
+  });
+
+  auto fill_file = std::make_shared<std::string>();
+  auto fill_json = std::make_shared<std::string>();
+  auto digest_over = std::make_shared<std::int64_t>(std::numeric_limits<std::int64_t>::max());
+  CLI::App* fill = rec->add_subcommand(
+      "fill", "Compute every gemm_call output of a recording with the reference, as JSON (the "
+              "fake device of tools/h200/record.py)");
+  fill->add_option("file", *fill_file, "Recording (.h5) of gemm_call cases")->required();
+  fill->add_option("--json", *fill_json, "JSON file to write")->required();
+  fill->add_option("--digest-over", *digest_over,
+                   "outputs of more elements: their sha256 instead of their bits")
+      ->check(CLI::NonNegativeNumber);
+  fill->callback([fill_file, fill_json, digest_over, &exit_code] {
+    exit_code = run_fill(*fill_file, *fill_json, *digest_over);
   });
 }
 

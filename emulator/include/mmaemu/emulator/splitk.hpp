@@ -4,6 +4,7 @@
 // decision came from (explicit, workspace0, table, live-query, envelope).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,5 +63,15 @@ struct SplitKQuery {
 SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& profile,
                              const SplitKRequest& splitk, std::optional<bool> strict = std::nullopt,
                              bool dry = false);
+// The live-query step of resolve_splitk: asks the platform itself (cuBLASLt's heuristic, e.g.
+// tools/h200/probe through dlopen) for a call. Returns the decision, or nothing with `why`
+// set. The emulator opens no CUDA library: a caller that has found a CUDA device matching the
+// profile installs one; with none installed (the default) the step is skipped exactly as
+// before. A decision with S > 1 that is not verified emits UnverifiedSplitWarning.
+using SplitKLiveQuery =
+    std::function<std::optional<SplitDecision>(const SplitKQuery&, const Profile&, std::string&)>;
+
+// Installs `fn` for every later resolve_splitk (an empty function removes it); thread-safe.
+void set_splitk_live_query(SplitKLiveQuery fn);
 
 } // namespace mmaemu

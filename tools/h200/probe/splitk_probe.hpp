@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#pragma once
+// The split-K probe (issue #12, docs/h200.md): for a call of torch._scaled_mm, the matmul
+// descriptor torch sets up (shared/scaled-mm-facts.md), cublasLtMatmulAlgoGetHeuristic with one
+// requested result and the profile's workspace, and the chosen algorithm's split-K count,
+// reduction scheme, tile and stages. libcublasLt is opened with dlopen, never linked; the
+// function table can be a stub (tests). Needs cublasLt.h (the CUDA toolkit) to compile, a CUDA
+// driver and a device to answer.
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe_fields.hpp"
+
+namespace mmaemu::h200 {
+
+// The cuBLASLt entry points the probe uses (the real ones from dlsym, or a test's stub).
+struct LtApi {
+  decltype(&cublasLtGetVersion) get_version = nullptr;
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmulAlgoConfigGetAttribute) algo_config_get = nullptr;
+};
+
+// Why nothing could be asked: the probe exits 4 with this text.
+struct Unavailable {
+  std::string what;
+};
+
+// Opens the CUDA driver (libcuda.so.1) and libcublasLt (`lib`, default libcublasLt.so.13, then
+// .so.12, then .so) and resolves every entry point. The handles stay open for the process.
+// On failure: the library or symbol that is missing.
+std::optional<Unavailable> load_lt_api(LtApi& api, const std::string& lib = "");
+
+// One call of the grid, in mmaemu's dtype names (e4m3, e5m2, bf16, fp16, fp32).
+struct ProbeQuery {
+  std::int64_t M = 0, N = 0, K = 0;
+  std::string a = "e4m3", b = "e4m3", out = "bf16";
+  bool fast = false;
+  bool scale_result = false;
+  std::uint64_t workspace = 32ull << 20;
+};
+
+struct ProbeAnswer {
+  ProbeQuery q;
+  bool ok = false;
+  std::string error; // the failing step and cuBLAS status when !ok
+  int algo_id = -1;
+  int splitk_num = 0;
+  unsigned reduction_scheme = 0; // CUBLASLT_REDUCTION_SCHEME_*
+  unsigned tile_id = 0, stages_id = 0;
+  float waves = 0;
+};
+
+// The names of CUBLASLT_REDUCTION_SCHEME_* ("none", "inplace", "compute_type", "output_type").
+std::string reduction_scheme_name(unsigned scheme);
+
+// Asks the heuristic for one call as torch's scaled_gemm sets it up: cuBLAS A = mat2 (m = N,
+// transa T), B = mat1 (n = M, transb N), k = K, compute 32F, scale type 32F, FAST_ACCUM, scale
+// pointers A = scale_b and B = scale_a (and D when scale_result; never dereferenced by the
+// heuristic, only their alignment is read: a 256-aligned placeholder), C of Half for an FP8
+// output else the output type, workspace preference `q.workspace`, one requested result.
+ProbeAnswer probe_one(const LtApi& api, cublasLtHandle_t handle, const ProbeQuery& q);
+
+// Parses query lines "M N K a b out fast scale_result" ('#' comments, blank lines); throws
+// std::runtime_error naming the line.
+std::vector<ProbeQuery> parse_queries(const std::string& text, std::uint64_t workspace);
+
+// The answer in plain fields, with `evidence` naming the library version, algorithm, tile and
+// stages.
+ProbeFields fields_of(const ProbeAnswer& a, std::size_t cublaslt_version);
+
+// The answers as JSON (the format tools/h200/record.py --probe and the table filler read).
+std::string answers_json(const std::vector<ProbeAnswer>& answers, const std::string& library,
+                         std::size_t version);
+
+} // namespace mmaemu::h200
