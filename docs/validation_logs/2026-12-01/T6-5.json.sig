@@ -1,0 +1,1 @@
+N1YChIPm+zF31aws91kjibtaX1kHT9RZ8Mq+xERkwUs1c2GUM6yggNskuR/1qt3lE7u5IFCqJfzDjgrUX4+8AQ==
