@@ -11,31 +11,7 @@
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 
-namespace mmaemu::cli {
-
-// As in harness/cli/main.cpp (which also holds main() and so cannot be linked here): one line
-// on stderr whatever the message holds, control and non-ASCII bytes as \xNN, bounded.
-void error_line(const std::string& message) {
-  constexpr std::size_t kMaxErrorLine = 2048;
-  std::string line;
-  std::size_t i = 0;
-  for (; i < message.size() && line.size() < kMaxErrorLine; ++i) {
-    const auto c = static_cast<unsigned char>(message[i]);
-    if (c < 0x20 || c >= 0x7F) {
-      static const char* hex = "0123456789abcdef";
-      line += "\\x";
-      line += hex[c >> 4];
-      line += hex[c & 15];
-    } else {
-      line += static_cast<char>(c);
-    }
-  }
-  if (i < message.size())
-    line += "...(" + std::to_string(message.size()) + " bytes)";
-  std::cerr << "mmaemu: " << line << '\n';
-}
-
-} // namespace mmaemu::cli
+namespace mmaemu::cli {} // namespace mmaemu::cli
 
 namespace mmaemu::py_bridge {
 
