@@ -162,6 +162,13 @@ def _profile_name(profile):
     if profile is None:
         return ""
     if isinstance(profile, Profile):
+        # Only shipped profiles reach the core (by name): a hand-built or altered Profile is
+        # refused rather than silently replaced by the shipped one of the same name.
+        shipped = _profile_from(unwrap(_core.get_profile(profile.name)))
+        if shipped != profile:
+            raise UnsupportedFeatureError(
+                f"profile: a hand-built Profile ({profile.name!r}, differing from the shipped "
+                "one) cannot be used for a call; pass a shipped profile or its name")
         return profile.name
     if isinstance(profile, str):
         return profile
@@ -308,7 +315,7 @@ def explain(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dty
                                           out_dtype, use_fast_accum, out, profile, splitk,
                                           backend, fmt)
         status, value, _warns = _core.scaled_mm(*args, True)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, UnsupportedFeatureError) as e:
         return CallPlan(validation=(type(e).__name__, str(e)), profile="", preset="",
                         preset_maturity="", split=None, backend="", fallbacks=(), warnings=())
     if status == "error":  # an argument the core could not read

@@ -176,6 +176,16 @@ def test_presets_and_profiles():
     assert p.matches_device() is False  # no CUDA here (MMAEMU_DISABLE_CUDA=1 under ctest)
     with pytest.raises(ValueError):
         mmaemu.get_profile("no-such-profile")
+    # A hand-built profile is refused by the calls, never replaced by the shipped one.
+    import dataclasses
+    mine = dataclasses.replace(p, sm_count=p.sm_count + 1)
+    a = np.full((16, 32), E4M3_ONE, dtype=np.uint8)
+    with pytest.raises(mmaemu.UnsupportedFeatureError, match="hand-built"):
+        mmaemu.accumulate(a, a, use_fast_accum=True, profile=mine, splitk=1, fmt="e4m3")
+    assert mmaemu.accumulate(a, a, use_fast_accum=True, profile=p, splitk=1,
+                             fmt="e4m3").shape == (16, 16)
+    plan = mmaemu.explain(a, a.T, ONE, ONE, profile=mine, fmt="e4m3")
+    assert plan.validation[0] == "UnsupportedFeatureError"
 
 
 def test_experimental_preset_warning_category_and_as_error():
