@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu: the command line of the emulator and its harness.
 
-
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/registry.hpp"
