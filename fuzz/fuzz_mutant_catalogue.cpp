@@ -15,6 +15,27 @@
 
 #include "mmaemu/mutants/catalogue.hpp"
 
+namespace {
+
+// Whether a '/'-separated path has a component that leaves or stays at its folder ("..", ".")
+// or is empty: written here from the rule, not taken from the parser. A ".." inside a name
+// ("preset..cpp") is a name like any other.
+bool escapes(const std::string& path) {
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = path.find('/', start);
+    const std::string part =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part.empty() || part == "." || part == "..")
+      return true;
+    if (slash == std::string::npos)
+      return false;
+    start = slash + 1;
+  }
+}
+
+} // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   mmaemu::mutants::Catalogue c;
@@ -31,8 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (m.edits.empty())
       std::abort();
     for (const auto& e : m.edits) {
-      if (e.file.empty() || e.file[0] == '/' || e.file.find("..") != std::string::npos ||
-          e.original.empty())
+      if (e.file.empty() || e.file[0] == '/' || escapes(e.file) || e.original.empty())
         std::abort(); // an edit that could leave the tree, or match nothing, was accepted
     }
   }
