@@ -169,16 +169,9 @@ int run_fill(const std::string& file, const std::string& json_out, std::int64_t 
       harness::check_gemm_calls(batch, file);
       for (const auto& c : batch.calls) {
         for (const auto& o : c.outputs) {
-          auto input = std::make_shared<std::vector<std::uint8_t>>(c.input_storage);
-          auto mat2 = std::make_shared<std::vector<std::uint8_t>>(c.mat2_storage);
-          harness::GemmCallArgs a = harness::parse_gemm_call(c.call_json, input, mat2);
+          harness::GemmCallArgs a;
+          harness::prepare_output_call(c, o, "reference", a);
           ScaledMmCall& sc = a.call;
-          if (a.has_out)
-            sc.out = &a.out;
-          sc.out_dtype = o.out_dtype;
-          sc.use_fast_accum = o.fast;
-          sc.splitk = parse_splitk(o.splitk);
-          sc.backend = "reference";
           nlohmann::json j;
           try {
             const Tensor r = scaled_mm(sc);

@@ -336,6 +336,17 @@ std::shared_ptr<std::vector<std::uint8_t>> borrow(const std::vector<std::uint8_t
 
 } // namespace
 
+void prepare_output_call(const recordings::GemmCall& c, const recordings::GemmCallOutput& o,
+                         const std::string& backend, GemmCallArgs& a) {
+  a = parse_gemm_call(c.call_json, borrow(c.input_storage), borrow(c.mat2_storage));
+  ScaledMmCall& sc = a.call;
+  sc.out = a.has_out ? &a.out : nullptr;
+  sc.out_dtype = o.out_dtype;
+  sc.use_fast_accum = o.fast;
+  sc.splitk = parse_splitk(o.splitk);
+  sc.backend = backend;
+}
+
 GemmCallArgs parse_gemm_call(std::string_view call_json,
                              std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                              std::shared_ptr<std::vector<std::uint8_t>> mat2_storage) {
@@ -501,16 +512,9 @@ SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const s
         continue;
       }
       run_case(r, o.expect_error, [&] {
-        // Parsed again for each output: a fresh out= tensor, operands viewing the recording.
-        GemmCallArgs a =
-            parse_gemm_call(c.call_json, borrow(c.input_storage), borrow(c.mat2_storage));
+        GemmCallArgs a;
+        prepare_output_call(c, o, backend, a);
         ScaledMmCall& sc = a.call;
-        if (a.has_out)
-          sc.out = &a.out;
-        sc.out_dtype = o.out_dtype;
-        sc.use_fast_accum = o.fast;
-        sc.splitk = parse_splitk(o.splitk);
-        sc.backend = backend;
         sc.backend_used = &s.backend;
         const Tensor result = scaled_mm(sc);
         if (o.expect_error.empty()) {

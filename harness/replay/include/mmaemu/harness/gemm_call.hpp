@@ -46,6 +46,13 @@ GemmCallArgs parse_gemm_call(std::string_view call_json,
                              std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                              std::shared_ptr<std::vector<std::uint8_t>> mat2_storage);
 
+// The call of one recorded output, into `a`: the description parsed again (a fresh out=
+// tensor), the operands viewing the recording's storages in place (`c` must outlive `a`), and
+// the output's dtype, accumulation and split with `backend`. a.call.out points at a.out when
+// the call has one. Throws what parse_gemm_call and parse_splitk throw.
+void prepare_output_call(const recordings::GemmCall& c, const recordings::GemmCallOutput& o,
+                         const std::string& backend, GemmCallArgs& a);
+
 // Checks every call description of a batch (without copying the storages); throws
 // GemmCallError "<file>: gemm_call '<id>': key '...': ..." for the first bad one. For a
 // reader that wants a malformed description to make the whole file unreadable.
