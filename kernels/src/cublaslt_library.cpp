@@ -193,6 +193,12 @@ const Library* try_library(std::string* why) {
   const bool forced = !env_or_empty(kPathVar).empty();
   std::string tried;
   for (const std::string& path : ladder(s.site_dirs)) {
+    if (forced && path.find('/') == std::string::npos) {
+      // A bare name would be searched for by the loader, in folders nobody examined.
+      tried = std::string(kPathVar) + " '" + support::printable(path, 256) +
+              "': not a path (name the library's file, e.g. .../libcublasLt.so.13)";
+      break;
+    }
     if (path.find('/') != std::string::npos) {
       // A path is examined before dlopen: opening a FIFO would block, a folder or a device
       // is never a library.

@@ -458,6 +458,17 @@ TEST(SplitKLiveQuery, EnvironmentPathsThatAreNoRegularFileAreRefusedBeforeDlopen
   }
 }
 
+TEST(SplitKLiveQuery, ABareNameInTheVariableIsRefused) {
+  IN_FRESH_PROCESS({
+    h200();
+    ::setenv("MMAEMU_CUBLASLT_PATH", "libcublasLt.so.13", 1);
+    mmaemu::kernels::install_splitk_live_query();
+    const std::string msg = unknown_error(evo2());
+    CHILD_CHECK_MSG(has(msg, "MMAEMU_CUBLASLT_PATH 'libcublasLt.so.13': not a path"), msg);
+    CHILD_CHECK(!lt::cublaslt_loaded() && !mapped("libcublasLt"));
+  });
+}
+
 TEST(SplitKLiveQuery, TheLadderPrefersTheVariableThenTorchsWheelThenTheSystem) {
   IN_FRESH_PROCESS({
     ::setenv("MMAEMU_CUBLASLT_PATH", "/x/libcublasLt.so.13", 1);

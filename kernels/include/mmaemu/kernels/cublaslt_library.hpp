@@ -3,7 +3,8 @@
 // libcublasLt, opened with dlopen only (no link-time dependency), for the split-K live query.
 //
 // Library ladder: when MMAEMU_CUBLASLT_PATH is set, only that path is tried, and only if it is
-// a regular file (a FIFO, a device or a folder is refused before dlopen). Otherwise, in order:
+// a path to a regular file (a bare name, a FIFO, a device or a folder is refused before
+// dlopen). Otherwise, in order:
 //   1. a libcublasLt this process has mapped already (/proc/self/maps: torch's, once torch
 //      ran a CUDA matmul), so the query asks the very library torch calls;
 //   2. torch's wheel: <site>/nvidia/cu13/lib/libcublasLt.so* and
