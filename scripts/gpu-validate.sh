@@ -6,6 +6,7 @@
 # bundled mmaemu starts (else records why and builds what it can from src.tar.gz), then runs
 # each step under its own time limit with its own log in OUTDIR, going on after failures:
 #   info --json, fatbin check, cuobjdump listing of the fatbins, selftest --json,
+#   splitk-live (the split-K live query: what this GPU's cuBLASLt answers for a few shapes),
 #   tier run T3, bench kernels --json
 # and appends one line per step to OUTDIR/summary.txt as soon as the step ends, so a later
 # step that hangs or is killed loses nothing written before it. The whole run stays within
@@ -155,6 +156,34 @@ if [ -n "$mmaemu" ]; then
     note "$(printf '%-16s %-22s' cuobjdump 'SKIPPED (no cuobjdump)')"
   fi
   run_step selftest 90 "$mmaemu" selftest --json "$out/selftest.json"
+  # The split-K live query (docs/backends.md, "Split-K live query"): splitk=auto on the h200
+  # profile asks this GPU's cuBLASLt (torch's, when python3 with torch can name it) for the
+  # Evo 2 shapes and a small one, unsplit and fast. Each answer, mapped to a decision or
+  # declined, is kept in splitk-live/ and the log; the step fails only when the query did not
+  # reach the heuristic (no device matching the profile, no cuBLASLt, another version).
+  lt=$(timeout 60 python3 -c 'import torch, re
+x = torch.ones(64, 64, device="cuda")
+(x @ x).sum().item()
+for l in open("/proc/self/maps"):
+    m = re.search(r"(/\S*libcublasLt\.so[.0-9]*)$", l.strip())
+    if m: print(m.group(1)); break' 2>/dev/null)
+  note "splitk-live: cuBLASLt of torch: ${lt:-not found (the ladder picks one)}"
+  run_step splitk-live 60 env MMAEMU_CUBLASLT_PATH="$lt" bash -c 'mkdir -p "$1/splitk-live"
+    asked=0 other=0
+    for shape in "64 64 64" "2048 5760 1920" "16 5760 1920" "5760 2048 1920" "2048 1920 5760" \
+      "1 1920 5760"; do
+      for fast in "" "--fast"; do
+        name="$(echo "$shape" | tr " " x)${fast:+-fast}"
+        "$0" explain $shape $fast --out bf16 --profile h200 --backend reference \
+          --json "$1/splitk-live/$name.json" >"$1/splitk-live/$name.txt" 2>&1
+        echo "== $shape ${fast:-(FAST_ACCUM 0)}: exit $?"
+        grep -E "^(split|validation) " "$1/splitk-live/$name.txt"
+        if grep -qE "source=live-query|live-query: cuBLASLt .* answered" "$1/splitk-live/$name.txt"
+        then asked=$((asked + 1)); else other=$((other + 1)); fi
+      done
+    done
+    echo "splitk-live: $asked answered by the heuristic, $other not asked"
+    [ "$other" -eq 0 ]' "$mmaemu" "$out"
   if [ -n "$build_dir" ]; then
     run_step tier-T3 240 "$mmaemu" tier run T3 --log-dir "$out/logs" --build-dir "$build_dir"
   else

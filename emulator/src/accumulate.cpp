@@ -138,6 +138,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
 
   SplitKQuery q{
       M, N, K, a.dtype(), b.dtype(), opt.out_dtype_for_split, use_fast_accum, opt.layout_std};
+  q.scale_result = opt.scale_result_for_split;
   const SplitDecision d = resolve_splitk(q, profile, opt.splitk);
   if (decision)
     *decision = d;

@@ -70,6 +70,7 @@ CallPlan explain(const ScaledMmCall& call) {
     SplitKQuery q{
         plan.M, plan.N, plan.K, call.input.dtype(), call.mat2.dtype(), out, call.use_fast_accum,
         true};
+    q.scale_result = call.scale_result.has_value();
     SplitDecision d = resolve_splitk(q, *profile, call.splitk, std::nullopt, /*dry=*/true);
     for (const auto& w : d.warnings)
       plan.warnings.push_back(w);

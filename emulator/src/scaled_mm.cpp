@@ -43,6 +43,7 @@ Tensor scaled_mm(const ScaledMmCall& call) {
   opt.out_dtype_for_split = out_dtype;
   opt.threads = call.threads;
   opt.layout_std = true;
+  opt.scale_result_for_split = call.scale_result.has_value();
   const std::uint32_t sa = call.scale_a.bits_flat(0);
   const std::uint32_t sb = call.scale_b.bits_flat(0);
   const bool prescale = model::decisions().alpha_before_reduction;
@@ -56,9 +57,10 @@ Tensor scaled_mm(const ScaledMmCall& call) {
         {call.backend, &get_preset(profile.preset), {call.input.dtype(), call.mat2.dtype()}});
     if (call.backend_used)
       *call.backend_used = chosen.name;
-    resolve_splitk(
-        {M, N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum, true},
-        profile, call.splitk);
+    SplitKQuery q{M,   N, K, call.input.dtype(), call.mat2.dtype(), out_dtype, call.use_fast_accum,
+                  true};
+    q.scale_result = call.scale_result.has_value();
+    resolve_splitk(q, profile, call.splitk);
   } else if (M > 0 && N > 0) {
     const Tensor acc = accumulate(call.input, call.mat2.t(), call.use_fast_accum, opt);
     std::optional<std::uint32_t> sr;

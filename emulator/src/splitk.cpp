@@ -182,6 +182,8 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
       return *d;
     }
     tried.push_back("live-query: " + why);
+  } else if (lq) {
+    tried.push_back("live-query skipped (non-standard layout: cuBLASLt would see a copy)");
   } else {
     tried.push_back("live-query unavailable (no CUDA device with the profile's GPU " + p.gpu_name +
                     ")");

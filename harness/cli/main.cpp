@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/registry.hpp"
+#include "mmaemu/kernels/splitk_live_query.hpp"
 
 namespace mmaemu::cli {} // namespace mmaemu::cli
 
@@ -13,8 +14,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mmaemu ") + MMAEMU_VERSION);
   int exit_code = kOk;
-  // Backend selection may use the CUDA kernels; installing the selector touches no driver.
+  // Backend selection may use the CUDA kernels, and splitk="auto" may ask the device's
+  // cuBLASLt; installing either opens nothing (the driver and cuBLASLt are opened when a call
+  // first needs them).
   mmaemu::kernels::install_cuda_backend();
+  mmaemu::kernels::install_splitk_live_query();
   add_info(app, exit_code);
   add_dot(app, exit_code);
   add_explain(app, exit_code);

@@ -25,9 +25,11 @@
 #include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/emulator/scaled_mm.hpp"
 #include "mmaemu/emulator/splitk.hpp"
+#include "mmaemu/kernels/cublaslt_library.hpp"
 #include "mmaemu/kernels/driver_api.hpp"
 #include "mmaemu/kernels/kernel_spec.hpp"
 #include "mmaemu/kernels/registry.hpp"
+#include "mmaemu/kernels/splitk_live_query.hpp"
 #include "mmaemu/recordings/recording.hpp"
 
 namespace py = pybind11;
@@ -231,8 +233,19 @@ py::list kernel_status_list(const std::vector<kernels::KernelStatus>& statuses) 
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mmaemu's C++ core (use the package mmaemu, not this module)";
-  // Touches no driver: a CUDA kernel is looked at only when a call asks for a backend.
+  // Touches no driver: a CUDA kernel is looked at only when a call asks for a backend, and
+  // cuBLASLt only when splitk="auto" reaches the live query. sys.path's folders are where
+  // torch's cuBLASLt wheel is looked for (strings only: nothing is opened at import).
   kernels::install_cuda_backend();
+  kernels::install_splitk_live_query();
+  {
+    std::vector<std::string> dirs;
+    for (py::handle p : py::module_::import("sys").attr("path")) {
+      if (py::isinstance<py::str>(p) && !p.cast<std::string>().empty())
+        dirs.push_back(p.cast<std::string>());
+    }
+    kernels::cublaslt::set_site_dirs(std::move(dirs));
+  }
   py_bridge::install_warning_sink();
   m.attr("version") = MMAEMU_VERSION;
 

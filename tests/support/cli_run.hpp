@@ -23,15 +23,33 @@ struct CliResult {
 
 using CliEnv = std::map<std::string, std::string>;
 
-// The variables mmaemu reads (and the fake libcuda's), unset for every run.
+// The variables mmaemu reads (and the fake libcuda's and libcublasLt's), unset for every run.
 inline const std::vector<std::string>& cli_cleared_variables() {
-  static const std::vector<std::string> v{
-      "MMAEMU_BACKEND",           "MMAEMU_DISABLE_CUDA",    "MMAEMU_ALLOW_GATED_KERNELS",
-      "MMAEMU_CACHE_DIR",         "MMAEMU_LIBCUDA_PATH",    "MMAEMU_NVRTC_PATH",
-      "MMAEMU_FATBIN_DIR",        "MMAEMU_TEST_FORCE_FAIL", "MMAEMU_PROFILE",
-      "MMAEMU_FAKE_CUDA_DEVICES", "MMAEMU_FAKE_CUDA_CC",    "MMAEMU_FAKE_CUDA_SMEM_OPTIN",
-      "MMAEMU_FAKE_CUDA_UUID",    "MMAEMU_FAKE_CUDA_WRONG", "MMAEMU_FAKE_CUDA_MAX_GRID_Y",
-      "MMAEMU_FAKE_NVRTC_FAIL"};
+  static const std::vector<std::string> v{"MMAEMU_BACKEND",
+                                          "MMAEMU_DISABLE_CUDA",
+                                          "MMAEMU_ALLOW_GATED_KERNELS",
+                                          "MMAEMU_CACHE_DIR",
+                                          "MMAEMU_LIBCUDA_PATH",
+                                          "MMAEMU_NVRTC_PATH",
+                                          "MMAEMU_FATBIN_DIR",
+                                          "MMAEMU_TEST_FORCE_FAIL",
+                                          "MMAEMU_PROFILE",
+                                          "MMAEMU_FAKE_CUDA_DEVICES",
+                                          "MMAEMU_FAKE_CUDA_CC",
+                                          "MMAEMU_FAKE_CUDA_SMEM_OPTIN",
+                                          "MMAEMU_FAKE_CUDA_UUID",
+                                          "MMAEMU_FAKE_CUDA_WRONG",
+                                          "MMAEMU_FAKE_CUDA_MAX_GRID_Y",
+                                          "MMAEMU_FAKE_NVRTC_FAIL",
+                                          "MMAEMU_CUBLASLT_PATH",
+                                          "MMAEMU_FAKE_CUDA_NAME",
+                                          "MMAEMU_FAKE_CUDA_SMS",
+                                          "MMAEMU_SPLITK_STRICT",
+                                          "MMAEMU_FAKE_CUBLASLT_VERSION",
+                                          "MMAEMU_FAKE_CUBLASLT_ANSWER",
+                                          "MMAEMU_FAKE_CUBLASLT_RESULTS",
+                                          "MMAEMU_FAKE_CUBLASLT_HEURISTIC_STATUS",
+                                          "MMAEMU_FAKE_CUBLASLT_CREATE_STATUS"};
   return v;
 }
 

@@ -4,8 +4,9 @@
 #
 #   MMAEMU_COMMIT=<git commit of this tree> sh tools/h200/run.sh        # $OUT set by the tool
 #
-# What it builds: only the split-K probe (tools/h200/probe/splitk_probe.cpp + probe_main.cpp),
-# with nvcc (or c++) against the toolkit's cublasLt.h, no CMake project: the device has none of
+# What it builds: only the split-K probe (tools/h200/probe/splitk_probe.cpp + probe_main.cpp and
+# the heuristic query it shares with the live query, kernels/src/cublaslt_api.cpp), with nvcc
+# (or c++), no CUDA header and no CMake project: the device has none of
 # this project's Debian libraries (HDF5 C++, Boost, CLI11, ...), and neither the probe nor the
 # recorder needs them. The recorder is Python (the device's python3 with torch, h5py, numpy).
 #
@@ -33,14 +34,13 @@ status=0
 say "env: $(grep -m1 'SMs' "$OUT/env.txt" || echo 'torch does not see a GPU')"
 
 # 2. The probe: built here from source (about 20 s).
-CUDA=${CUDA_HOME:-/usr/local/cuda}
 if command -v nvcc >/dev/null 2>&1; then
   CXX_CMD="nvcc -std=c++20 -O2"
 else
   CXX_CMD="${CXX:-c++} -std=c++20 -O2"
 fi
-if $CXX_CMD -I"$CUDA/include" tools/h200/probe/splitk_probe.cpp tools/h200/probe/probe_main.cpp \
-  -o "$OUT/splitk_probe" -ldl >>"$log" 2>&1; then
+if $CXX_CMD -Ikernels/include tools/h200/probe/splitk_probe.cpp tools/h200/probe/probe_main.cpp \
+  kernels/src/cublaslt_api.cpp -o "$OUT/splitk_probe" -ldl >>"$log" 2>&1; then
   say "probe built ($CXX_CMD)"
 else
   say "probe build FAILED (see above)"

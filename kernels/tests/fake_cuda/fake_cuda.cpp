@@ -13,6 +13,8 @@
 //   MMAEMU_FAKE_CUDA_SMEM_OPTIN   opt-in shared memory per block in bytes (232448)
 //   MMAEMU_FAKE_CUDA_UUID         32 hex digits, device 0's UUID (others: last byte + ordinal)
 //   MMAEMU_FAKE_CUDA_MAX_GRID_Y   grid.y limit (65535)
+//   MMAEMU_FAKE_CUDA_NAME         every device's name (default "mmaemu fake GPU sm_<cc>")
+//   MMAEMU_FAKE_CUDA_SMS          multiprocessors per device (132)
 // and at each launch:
 //   MMAEMU_FAKE_CUDA_WRONG=1      flips the lowest bit of C[0] after the kernel ran
 // Counters for tests: the mmaemu_fake_cuda_* functions at the end (int (*)(), except
@@ -64,6 +66,8 @@ constexpr CUresult kIllegalAddress = 700;
 
 struct FakeDevice {
   int cc = 90;
+  int sm_count = 132;
+  std::string name;
   int smem_optin = 232448;
   int max_grid_y = 65535;
   unsigned char uuid[16] = {};
@@ -203,6 +207,9 @@ __attribute__((visibility("default"))) CUresult cuInit(unsigned flags) {
     d->cc = env_int("MMAEMU_FAKE_CUDA_CC", 90);
     d->smem_optin = env_int("MMAEMU_FAKE_CUDA_SMEM_OPTIN", 232448);
     d->max_grid_y = env_int("MMAEMU_FAKE_CUDA_MAX_GRID_Y", 65535);
+    d->sm_count = env_int("MMAEMU_FAKE_CUDA_SMS", 132);
+    const char* name = std::getenv("MMAEMU_FAKE_CUDA_NAME");
+    d->name = name && *name ? name : "mmaemu fake GPU sm_" + std::to_string(d->cc);
     std::memcpy(d->uuid, uuid, 16);
     d->uuid[15] = static_cast<unsigned char>(uuid[15] + i);
     d->primary.device = i;
@@ -244,8 +251,7 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetName(char* name, int 
     return kCudaErrorInvalidDevice;
   if (!name || len <= 0)
     return kCudaErrorInvalidValue;
-  const std::string n = "mmaemu fake GPU sm_" + std::to_string(dev->cc);
-  std::strncpy(name, n.c_str(), static_cast<std::size_t>(len));
+  std::strncpy(name, dev->name.c_str(), static_cast<std::size_t>(len));
   name[len - 1] = '\0';
   return kCudaSuccess;
 }
@@ -265,7 +271,7 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(int* value,
     *value = dev->cc % 10;
     return kCudaSuccess;
   case kAttrMultiprocessorCount:
-    *value = 132;
+    *value = dev->sm_count;
     return kCudaSuccess;
   case kAttrMaxSharedMemoryPerBlockOptin:
     *value = dev->smem_optin;

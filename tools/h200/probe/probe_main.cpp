@@ -70,9 +70,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "splitk_probe: nothing could be tested: %s\n", why->what.c_str());
     return 4;
   }
-  cublasLtHandle_t handle = nullptr;
-  const cublasStatus_t s = api.create(&handle);
-  if (s != CUBLAS_STATUS_SUCCESS) {
+  LtHandle handle = nullptr;
+  const mmaemu::kernels::cublaslt::Status s = api.create(&handle);
+  if (s != mmaemu::kernels::cublaslt::kStatusSuccess) {
     std::fprintf(stderr,
                  "splitk_probe: nothing could be tested: cublasLtCreate returned cublasStatus "
                  "%d (no usable CUDA device?)\n",

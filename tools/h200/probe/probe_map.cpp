@@ -55,20 +55,4 @@ MappedSplit table_entry_from_probe(const ProbeFields& p) {
   return m;
 }
 
-std::optional<SplitDecision> decision_from_probe(const ProbeFields& p, std::string* why) {
-  const MappedSplit m = table_entry_from_probe(p);
-  if (!m.entry) {
-    if (why)
-      *why = m.why;
-    return std::nullopt;
-  }
-  SplitDecision d;
-  d.source = "live-query";
-  d.S = m.entry->S;
-  d.scheme = m.entry->scheme;
-  d.verified = false;
-  d.note = "cuBLASLt heuristic: " + p.evidence;
-  return d;
-}
-
 } // namespace mmaemu::h200

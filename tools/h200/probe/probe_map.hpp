@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
-// From the probe's answer (what cuBLASLt's heuristic picked) to mmaemu's split-K vocabulary: a
-// split-K table entry of the profile, or the decision of resolve_splitk's live-query step. No
-// CUDA header: the probe's answer arrives as plain fields.
+// From the probe's answer (what cuBLASLt's heuristic picked) to a split-K table entry of the
+// profile (tools/h200/fill_table.py applies the same rule). No CUDA header: the probe's answer
+// arrives as plain fields. The live-query step of resolve_splitk has its own, stricter mapping
+// (kernels/data/splitk_live_map.json: only measured algorithms).
 
 #include <optional>
 #include <string>
 
 #include "mmaemu/emulator/profile.hpp"
-#include "mmaemu/emulator/splitk.hpp"
 #include "probe_fields.hpp"
 
 namespace mmaemu::h200 {
@@ -25,8 +25,5 @@ struct MappedSplit {
 // or FP8 output type, an unknown scheme or dtype, a scale_result query: the table is not keyed
 // by it) has no entry.
 MappedSplit table_entry_from_probe(const ProbeFields& p);
-
-// The live-query decision for the same answer: source "live-query", never verified.
-std::optional<SplitDecision> decision_from_probe(const ProbeFields& p, std::string* why = nullptr);
 
 } // namespace mmaemu::h200

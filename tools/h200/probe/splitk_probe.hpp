@@ -3,37 +3,26 @@
 // The split-K probe (issue #12, docs/h200.md): for a call of torch._scaled_mm, the matmul
 // descriptor torch sets up (shared/scaled-mm-facts.md), cublasLtMatmulAlgoGetHeuristic with one
 // requested result and the profile's workspace, and the chosen algorithm's split-K count,
-// reduction scheme, tile and stages. libcublasLt is opened with dlopen, never linked; the
-// function table can be a stub (tests). Needs cublasLt.h (the CUDA toolkit) to compile, a CUDA
-// driver and a device to answer.
-
-#include <cublasLt.h>
+// reduction scheme, tile and stages: kernels::cublaslt::ask_heuristic, the query the split-K
+// live query makes. libcublasLt is opened with dlopen, never linked; the function table can be
+// a stub (tests). Needs no CUDA header; a CUDA driver and a device to answer.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "mmaemu/kernels/cublaslt_api.hpp"
 #include "probe_fields.hpp"
 
 namespace mmaemu::h200 {
 
-// The cuBLASLt entry points the probe uses (the real ones from dlsym, or a test's stub).
-struct LtApi {
-  decltype(&cublasLtGetVersion) get_version = nullptr;
-  decltype(&cublasLtCreate) create = nullptr;
-  decltype(&cublasLtDestroy) destroy = nullptr;
-  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
-  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
-  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
-  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
-  decltype(&cublasLtMatmulAlgoConfigGetAttribute) algo_config_get = nullptr;
-};
+// The cuBLASLt entry points the probe uses (the real ones from dlsym, or a test's stubs): the
+// library's own declarations (kernels/include/mmaemu/kernels/cublaslt_api.hpp), so that the
+// probe and the split-K live query build one descriptor.
+using LtApi = kernels::cublaslt::Api;
+using LtHandle = kernels::cublaslt::Handle;
+using kernels::cublaslt::reduction_scheme_name;
 
 // Why nothing could be asked: the probe exits 4 with this text.
 struct Unavailable {
@@ -65,15 +54,10 @@ struct ProbeAnswer {
   float waves = 0;
 };
 
-// The names of CUBLASLT_REDUCTION_SCHEME_* ("none", "inplace", "compute_type", "output_type").
-std::string reduction_scheme_name(unsigned scheme);
-
-// Asks the heuristic for one call as torch's scaled_gemm sets it up: cuBLAS A = mat2 (m = N,
-// transa T), B = mat1 (n = M, transb N), k = K, compute 32F, scale type 32F, FAST_ACCUM, scale
-// pointers A = scale_b and B = scale_a (and D when scale_result; never dereferenced by the
-// heuristic, only their alignment is read: a 256-aligned placeholder), C of Half for an FP8
-// output else the output type, workspace preference `q.workspace`, one requested result.
-ProbeAnswer probe_one(const LtApi& api, cublasLtHandle_t handle, const ProbeQuery& q);
+// Asks the heuristic for one call as torch's scaled_gemm sets it up
+// (kernels::cublaslt::ask_heuristic: cuBLAS A = mat2, B = mat1, scale pointers, FAST_ACCUM, C of
+// Half for an FP8 output, workspace preference `q.workspace`, one requested result).
+ProbeAnswer probe_one(const LtApi& api, LtHandle handle, const ProbeQuery& q);
 
 // Parses query lines "M N K a b out fast scale_result" ('#' comments, blank lines); throws
 // std::runtime_error naming the line.

@@ -20,8 +20,9 @@ struct AccumulateOptions {
   SplitKRequest splitk;                 // default "auto"
   std::string backend = "auto";
   Format out_dtype_for_split = Format::fp32;
-  unsigned threads = 0;    // 0: all hardware threads
-  bool layout_std = false; // the call has scaled_mm's standard layout
+  unsigned threads = 0;                // 0: all hardware threads
+  bool layout_std = false;             // the call has scaled_mm's standard layout
+  bool scale_result_for_split = false; // scaled_mm's scale_result is given (the live query)
   // scaled_mm's (scale_a, scale_b) bits: applied to each partial before the reduction when
   // the decision plan.alpha_before_reduction is set (the result is then already scaled).
   std::optional<std::pair<std::uint32_t, std::uint32_t>> scales_before_reduction;

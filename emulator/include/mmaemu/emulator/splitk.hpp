@@ -44,6 +44,7 @@ struct SplitDecision {
   bool verified = false; // this kind of decision was replayed on hardware
   std::string table_id;
   std::string note;
+  std::string evidence;          // the evidence id it rests on (live-query: the mapping row's)
   std::vector<Warning> warnings; // the warnings this decision emits (or would, when dry)
 };
 
@@ -52,6 +53,9 @@ struct SplitKQuery {
   Format a_dtype = Format::e4m3, b_dtype = Format::e4m3, out_dtype = Format::bf16;
   bool use_fast_accum = false;
   bool layout_std = true; // the standard scaled_mm layout (tables are keyed by it)
+  // scale_result is given: the live query sets D_SCALE_POINTER, as torch does (the tables
+  // are not keyed by it).
+  bool scale_result = false;
 };
 
 // The split-K decision for a call on the profile's platform, in the order explicit,
@@ -63,11 +67,11 @@ struct SplitKQuery {
 SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& profile,
                              const SplitKRequest& splitk, std::optional<bool> strict = std::nullopt,
                              bool dry = false);
-// The live-query step of resolve_splitk: asks the platform itself (cuBLASLt's heuristic, e.g.
-// tools/h200/probe through dlopen) for a call. Returns the decision, or nothing with `why`
-// set. The emulator opens no CUDA library: a caller that has found a CUDA device matching the
-// profile installs one; with none installed (the default) the step is skipped exactly as
-// before. A decision with S > 1 that is not verified emits UnverifiedSplitWarning.
+// The live-query step of resolve_splitk: asks the platform itself (cuBLASLt's heuristic through
+// dlopen: mmaemu::kernels::install_splitk_live_query, which the mmaemu CLI and the Python
+// module install) for a call. Returns the decision, or nothing with `why` set. The emulator
+// opens no CUDA library; with no function installed (the emulator library alone) the step is
+// skipped. A decision with S > 1 that is not verified emits UnverifiedSplitWarning.
 using SplitKLiveQuery =
     std::function<std::optional<SplitDecision>(const SplitKQuery&, const Profile&, std::string&)>;
 
