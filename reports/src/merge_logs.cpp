@@ -262,7 +262,7 @@ json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt)
     std::vector<std::string> parts(n + 1);
     json out = fs;
     // Every count of the set is the sum of the shards' (its letters are interleaved below).
-    std::map<std::string, std::size_t> counts;
+    std::map<std::string, long long> counts;
     double sec = 0;
     std::size_t letters_given = 0, unrun = 0;
     for (std::size_t k = 1; k <= n; ++k) {
@@ -283,8 +283,8 @@ json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt)
       parts[k] = found->value("outcomes", "");
       letters_given += parts[k].size();
       for (const auto& [name, v] : found->items()) {
-        if (name != "cases_total" && v.is_number_unsigned())
-          counts[name] += v.get<std::size_t>();
+        if (name != "cases_total" && v.is_number_integer())
+          counts[name] += v.get<long long>();
       }
       sec += found->value("seconds", 0.0);
     }
@@ -309,8 +309,8 @@ json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt)
     for (const auto& [name, v] : counts)
       out[name] = v;
     if (unrun) {
-      out["cases"] = counts["cases"] + unrun;
-      out["not_applicable"] = counts["not_applicable"] + unrun;
+      out["cases"] = counts["cases"] + static_cast<long long>(unrun);
+      out["not_applicable"] = counts["not_applicable"] + static_cast<long long>(unrun);
       out["missing"] = unrun;
     }
     out["outcomes"] = letters;
