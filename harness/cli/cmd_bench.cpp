@@ -33,6 +33,7 @@
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
@@ -54,6 +55,7 @@ struct BenchArgs {
   int repeat = 1;
   std::uint64_t seed = 40;
   std::string json;
+  std::string shard; // --sweep --shard k/N
 };
 
 // The sweep's rows (the performance tier's table).
@@ -246,7 +248,7 @@ int bench_gemm(const BenchArgs& args, unsigned threads) {
 
 // The sweep: one operand pair per M (shared by the four rows of that M), rows printed as
 // they finish.
-int bench_sweep(const BenchArgs& args, unsigned threads) {
+int bench_sweep(const BenchArgs& args, unsigned threads, const harness::Shard& shard) {
   std::printf("bench gemm --sweep: N=%lld K=%lld, %u threads; SGEMM (OpenBLAS) timed in the "
               "same run; best of %d\n",
               static_cast<long long>(args.N), static_cast<long long>(args.K), threads, args.repeat);
@@ -254,11 +256,23 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
               "GMAC/s", "sgemm GMAC/s", "ratio", "peak MB", "limit MB");
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array(), benchmarks = nlohmann::json::array();
+  nlohmann::json not_in_shard = nlohmann::json::array();
   std::mt19937_64 rng(args.seed);
   const Tensor b = make_operand(args.N, args.K, rng);
+  std::size_t group = 0; // (M, profile): its fast and slow rows stay together in one shard
   for (const std::int64_t M : kSweepM) {
-    const Tensor a = make_operand(M, args.K, rng);
+    const Tensor a = make_operand(M, args.K, rng); // every M's, so that each shard's are equal
     for (const char* profile : kSweepProfiles) {
+      if (shard.count > 1 && group++ % shard.count != shard.index - 1) {
+        const std::string at = std::string(profile) + "_";
+        for (const char* mode : {"fast", "slow"}) {
+          const std::string key = at + mode + "_M" + std::to_string(M);
+          for (const char* what : {"ratio_", "gmacs_", "peak_memory_"})
+            not_in_shard.push_back(what + key);
+        }
+        not_in_shard.push_back("slow_over_fast_" + at + "M" + std::to_string(M));
+        continue;
+      }
       double fast_s = 0;
       for (const bool fast : {true, false}) {
         Row r;
@@ -300,12 +314,14 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
   }
   if (args.json.empty())
     return kOk;
-  return write_json(args.json, {{"N", args.N},
-                                {"K", args.K},
-                                {"threads", threads},
-                                {"repeat", args.repeat},
-                                {"rows", rows},
-                                {"benchmarks", benchmarks}});
+  nlohmann::json result = {{"N", args.N},           {"K", args.K},  {"threads", threads},
+                           {"repeat", args.repeat}, {"rows", rows}, {"benchmarks", benchmarks}};
+  if (shard.count > 1) {
+    // The figures that other shards measure: not this shard's to report as unmeasured.
+    result["shard"] = shard.text();
+    result["not_in_shard"] = not_in_shard;
+  }
+  return write_json(args.json, result);
 }
 #endif
 
@@ -326,7 +342,13 @@ int run_bench_gemm(const BenchArgs& args) {
     error_line("--threads: " + std::to_string(args.threads) + " is over 4096");
     return kUsage;
   }
+  harness::Shard shard;
   try {
+    if (!args.shard.empty()) {
+      if (!args.sweep)
+        throw std::invalid_argument("--shard splits the --sweep; give --sweep");
+      shard = harness::parse_shard(args.shard);
+    }
     // Before the operands are allocated.
     check_gemm_size(args.sweep ? kSweepM.back() : args.M, args.N, args.K);
     if (!args.json.empty())
@@ -343,7 +365,7 @@ int run_bench_gemm(const BenchArgs& args) {
   const unsigned threads =
       args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   try {
-    return args.sweep ? bench_sweep(args, threads) : bench_gemm(args, threads);
+    return args.sweep ? bench_sweep(args, threads, shard) : bench_gemm(args, threads);
   } catch (const std::bad_alloc&) {
     error_line("bench gemm: out of memory for M=" + std::to_string(args.M) +
                " N=" + std::to_string(args.N) + " K=" + std::to_string(args.K));
@@ -373,6 +395,9 @@ void add_bench(CLI::App& app, int& exit_code) {
               "the performance table: M in {1, 16, 128, 2048} (with --N and --K), fast and "
               "slow, profiles hopper and ada");
   g->add_option("--json", args->json, "write the figures as JSON");
+  g->add_option("--shard", args->shard,
+                "with --sweep: k/N, the (M, profile) groups k-1, k-1+N, ... of the table (T6's "
+                "shards)");
   g->callback([args, &exit_code] { exit_code = run_bench_gemm(*args); });
   add_bench_kernels(*bench, exit_code);
 }

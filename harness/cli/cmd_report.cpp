@@ -4,11 +4,17 @@
 // mmaemu report release --date YYYY-MM-DD [--out DIR] [--log-dir DIR] [--keys DIR] [--tiers DIR]
 //                       [--allow-other-commit]
 // mmaemu report merge LOG... [--out FILE] [--keys DIR]
+// mmaemu report merge LOG-OR-DIR... --shards N [--name STEM] [--why K=TEXT]... [--out FILE]
+//                     [--keys DIR]
+// mmaemu report compare A.json B.json
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "commands.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
@@ -34,6 +40,9 @@ struct ReportArgs {
   std::string out, keys, date, log_dir, tiers;
   std::vector<std::string> paths;
   bool allow_other_commit = false; // report release
+  std::size_t shards = 0;          // report merge: the run's shard count (collect mode)
+  std::string name;                // report merge --shards: the logs' stem (T1, mutants)
+  std::vector<std::string> why;    // report merge --shards: K=TEXT, the engine's word
 };
 
 fs::path keys_dir(const ReportArgs& a) {
@@ -176,13 +185,66 @@ std::string string_at(const json& merged, const char* key) {
   return it != merged.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The shard logs a --shards merge takes: files as given; in folders (searched like `report
+// verify`), the files named <stem>-shard<k>of<N>[-<m>].json of this N (and of --name).
+std::vector<fs::path> shard_log_files(const ReportArgs& a, std::string& stem) {
+  std::vector<fs::path> out;
+  std::set<std::string> stems;
+  for (const auto& p : a.paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    for (const auto& f : reports::collect_logs({fs::path(p)})) {
+      std::string s;
+      std::size_t k = 0, n = 0;
+      if (!reports::parse_shard_log_name(f.filename().string(), s, k, n) || n != a.shards)
+        continue;
+      if (!a.name.empty() && s != a.name)
+        continue;
+      stems.insert(s);
+      out.push_back(f);
+    }
+  }
+  if (stems.size() > 1) {
+    std::string list;
+    for (const auto& s : stems)
+      list += (list.empty() ? "" : ", ") + support::printable(s, 64);
+    throw std::runtime_error("the folders hold shard logs of " + list + "; give --name");
+  }
+  stem = stems.empty() ? a.name : *stems.begin();
+  return out;
+}
+
 int run_merge(const ReportArgs& a) {
   std::vector<reports::ShardLog> shards;
   std::optional<reports::TrustedKeys> keys;
+  reports::MergeOptions mo;
+  mo.count = a.shards;
+  std::vector<fs::path> files(a.paths.begin(), a.paths.end());
+  std::string stem;
   try {
+    for (const auto& w : a.why) {
+      const auto eq = w.find('=');
+      std::size_t k = 0;
+      try {
+        k = eq == std::string::npos ? 0 : std::stoul(w.substr(0, eq));
+      } catch (const std::logic_error&) {
+        k = 0;
+      }
+      if (k < 1 || k > a.shards) {
+        error_line("--why: '" + support::printable(w, 128) + "' is not K=TEXT with 1 <= K <= " +
+                   std::to_string(a.shards) + " (and needs --shards)");
+        return kUsage;
+      }
+      mo.why_missing[k] = w.substr(eq + 1);
+    }
     if (!a.keys.empty())
       keys = reports::load_trusted_keys(a.keys);
-    for (const auto& p : a.paths) {
+    if (a.shards)
+      files = shard_log_files(a, stem);
+    for (const auto& p : files) {
       if (keys) {
         const auto v = reports::verify_log(p, *keys);
         if (!v.ok) {
@@ -191,17 +253,29 @@ int run_merge(const ReportArgs& a) {
         }
       }
       const std::string bytes = reports::read_file_bytes(p);
-      shards.push_back({fs::path(p).filename().string(),
-                        support::sha256_hex(bytes.data(), bytes.size()),
+      shards.push_back({p.filename().string(), support::sha256_hex(bytes.data(), bytes.size()),
                         reports::parse_json_text(bytes, p)});
     }
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
+  if (a.shards && shards.empty()) {
+    // Nothing to merge is the loudest failure of all: every shard is missing.
+    for (std::size_t k = 1; k <= a.shards; ++k) {
+      const auto it = mo.why_missing.find(k);
+      std::printf("MISSING shard %zu/%zu: no log%s%s\n", k, a.shards,
+                  it == mo.why_missing.end() ? "" : ": ",
+                  it == mo.why_missing.end() ? "" : support::printable(it->second, 512).c_str());
+    }
+    error_line("no shard log" + (stem.empty() ? std::string() : " of " + support::printable(stem)) +
+               " of a " + std::to_string(a.shards) + "-shard run under the paths given: all " +
+               std::to_string(a.shards) + " shards are missing");
+    return kFailed;
+  }
   json merged;
   try {
-    merged = reports::merge_shard_logs(shards);
+    merged = reports::merge_shard_logs(shards, mo);
   } catch (const reports::MergeError& e) {
     error_line(e.what());
     return kUsage;
@@ -222,19 +296,126 @@ int run_merge(const ReportArgs& a) {
     }
   }
   const fs::path target =
-      a.out.empty() ? fs::path(a.paths[0]).parent_path() / (tier + ".json") : fs::path(a.out);
+      a.out.empty() ? files[0].parent_path() / (tier + ".json") : fs::path(a.out);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  for (const auto& m : merged.value("missing_shards", json::array())) {
+    std::printf("MISSING shard %s: %s\n", m.value("shard", "?").c_str(),
+                support::printable(m.value("why", ""), 512).c_str());
+  }
+  for (const auto& s : merged.value("superseded", json::array())) {
+    std::printf("superseded shard %s: %s (%s), kept %s, which finished later\n",
+                s.value("shard", "?").c_str(), support::printable(s.value("file", "")).c_str(),
+                s.value("verdict", "?").c_str(), support::printable(s.value("kept", "")).c_str());
+  }
+  const std::string verdict = string_at(merged, "verdict");
   try {
     const auto pub = reports::publish_log(merged, dir, target.stem().string(), key.get());
-    std::printf("merged %zu shards of %s: %s -> %s (%s)\n", shards.size(),
-                support::printable(tier).c_str(),
-                support::printable(string_at(merged, "verdict")).c_str(), shown(pub.log).c_str(),
-                pub.signature.empty() ? "unsigned" : "signed");
+    std::printf("merged %zu shards of %s: %s -> %s (%s)\n", merged["merged_from"].size(),
+                support::printable(tier).c_str(), support::printable(verdict).c_str(),
+                shown(pub.log).c_str(), pub.signature.empty() ? "unsigned" : "signed");
+    if (!string_at(merged, "reason").empty())
+      std::printf("reason: %s\n", support::printable(string_at(merged, "reason"), 2048).c_str());
   } catch (const std::exception& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
+  // With --shards the merge is the run's verdict: anything but PASS is a failure.
+  if (a.shards && verdict != "PASS") {
+    error_line("merged " + support::printable(tier) + " of " + std::to_string(a.shards) +
+               " shards is " + support::printable(verdict) + ", not PASS");
+    return kFailed;
+  }
   return kOk;
+}
+
+// What `report compare` sets side by side: the run's result, not where or how long it ran.
+struct Differences {
+  std::vector<std::string> lines;
+  void add(const std::string& what, const json& a, const json& b) {
+    if (a != b)
+      lines.push_back(what + ": " + support::printable(a.dump(), 300) + " vs " +
+                      support::printable(b.dump(), 300));
+  }
+};
+
+int run_compare(const ReportArgs& a) {
+  json logs[2];
+  try {
+    for (int i = 0; i < 2; ++i)
+      logs[i] = reports::read_json_file(a.paths[static_cast<std::size_t>(i)]);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  Differences d;
+  auto at = [](const json& j, const char* ptr) {
+    const json::json_pointer p(ptr);
+    json v = j.contains(p) ? j[p] : json();
+    if (v.is_array()) // inputs: a merge unites them in shard order
+      std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (const char* ptr : {"/format", "/tier", "/tier_file/sha256", "/git/commit", "/git/dirty",
+                          "/mmaemu/version", "/verdict", "/totals", "/inputs"}) {
+    d.add(ptr + 1, at(logs[0], ptr), at(logs[1], ptr));
+  }
+  // Cases by id: each once, with the same outcome.
+  std::map<std::string, std::string> cases[2];
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& c : logs[i].value("cases", json::array())) {
+      const std::string id = c.value("id", "");
+      if (cases[i].count(id))
+        d.lines.push_back("case " + support::printable(id) + " appears twice in " +
+                          support::printable(a.paths[static_cast<std::size_t>(i)]));
+      cases[i][id] = c.value("outcome", "?");
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& [id, outcome] : cases[i]) {
+      const auto it = cases[1 - i].find(id);
+      if (it == cases[1 - i].end()) {
+        d.lines.push_back("case " + support::printable(id) + " (" + outcome + ") only in " +
+                          support::printable(a.paths[static_cast<std::size_t>(i)]));
+      } else if (i == 0 && it->second != outcome) {
+        d.lines.push_back("case " + support::printable(id) + ": " + outcome + " vs " + it->second);
+      }
+    }
+  }
+  // Sets by (sha256, set): every count and the letters; seconds are the machine's, not the run's.
+  auto sets_of = [](const json& log) {
+    std::map<std::string, json> m;
+    for (auto s : log.value("sets", json::array())) {
+      s.erase("seconds");
+      m[s.value("sha256", "") + "/" + s.value("set", "")] = s;
+    }
+    return m;
+  };
+  const auto s0 = sets_of(logs[0]), s1 = sets_of(logs[1]);
+  for (const auto& [key, s] : s0) {
+    const auto it = s1.find(key);
+    if (it == s1.end()) {
+      d.lines.push_back("set " + support::printable(key) + " only in " +
+                        support::printable(a.paths[0]));
+      continue;
+    }
+    for (const auto& [field, v] : s.items())
+      d.add("set " + key + " " + field, v, it->second.value(field, json()));
+    for (const auto& [field, v] : it->second.items()) {
+      if (!s.contains(field))
+        d.add("set " + key + " " + field, json(), v);
+    }
+  }
+  for (const auto& [key, s] : s1) {
+    if (!s0.count(key))
+      d.lines.push_back("set " + support::printable(key) + " only in " +
+                        support::printable(a.paths[1]));
+  }
+  for (const auto& l : d.lines)
+    std::printf("differs: %s\n", l.c_str());
+  std::printf("%s and %s: %s (%zu cases, %zu sets compared)\n", shown(a.paths[0]).c_str(),
+              shown(a.paths[1]).c_str(), d.lines.empty() ? "the same result" : "different results",
+              cases[0].size(), s0.size());
+  return d.lines.empty() ? kOk : kFailed;
 }
 
 } // namespace
@@ -278,7 +459,24 @@ void add_report(CLI::App& app, int& exit_code) {
                     "Merged log (default: <tier>.json beside the first shard; a "
                     "taken name gets a -2, -3, ... suffix)");
   merge->add_option("--keys", ma->keys, "Verify every shard against these trusted keys first");
+  merge
+      ->add_option("--shards", ma->shards,
+                   "The run had N shards: paths may be folders (searched for "
+                   "<name>-shard<k>of<N>[-<m>].json), a missing shard is UNSUPPORTED, a shard "
+                   "logged twice (re-queued) counts once, and the exit status is 0 only for "
+                   "PASS")
+      ->check(CLI::Range(1, 100000));
+  merge->add_option("--name", ma->name, "With --shards: the logs' stem (T1, mutants)");
+  merge->add_option("--why", ma->why,
+                    "With --shards: K=TEXT, why shard K has no log (the engine's word)");
   merge->callback([ma, &exit_code] { exit_code = run_merge(*ma); });
+
+  auto ca = std::make_shared<ReportArgs>();
+  CLI::App* compare = rep->add_subcommand(
+      "compare", "Whether two logs hold the same result: tier, commit, verdict, totals, inputs, "
+                 "each case's outcome and each set's counts and letters");
+  compare->add_option("logs", ca->paths, "Two validation logs")->required()->expected(2);
+  compare->callback([ca, &exit_code] { exit_code = run_compare(*ca); });
 }
 
 } // namespace mmaemu::cli

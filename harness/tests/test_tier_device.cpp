@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -80,6 +81,23 @@ TEST_F(TierDevice, AWrongKernelFailsItsGateAndTheTier) {
                              {"tier", "run", "T3", "--no-log", "--tiers", small_tiers().string()});
   EXPECT_EQ(r.status, 1) << r.all();
   EXPECT_THAT(r.all(), HasSubstr("FAIL         cuda:v4/gates"));
+}
+
+// One GPU of a fleet per shard: shard k of N takes kernels k-1, k-1+N, ... with all their
+// cases, so that the shards together hold every kernel's cases once.
+TEST_F(TierDevice, ShardsSplitTheKernelsBetweenThem) {
+  const std::string tiers = small_tiers().string();
+  std::map<std::string, int> seen;
+  for (const char* s : {"1/3", "2/3", "3/3"}) {
+    const auto r = run_command(MMAEMU_BIN, env(true),
+                               {"tier", "run", "T3", "--no-log", "--shard", s, "--tiers", tiers});
+    for (const char* k : {"cuda:v1", "cuda:v4", "cuda:h1", "cuda:h4"}) {
+      if (r.all().find(std::string(k) + "/gates") != std::string::npos)
+        ++seen[k];
+    }
+  }
+  for (const char* k : {"cuda:v1", "cuda:v4", "cuda:h1", "cuda:h4"})
+    EXPECT_EQ(seen[k], 1) << k << " in " << seen[k] << " shards";
 }
 
 } // namespace

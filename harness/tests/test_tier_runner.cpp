@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <map>
 
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
@@ -166,6 +167,42 @@ TEST(TierRunner, TheSweepIsRecordedInTheLog) {
   ASSERT_TRUE(r.details.contains("result"));
   EXPECT_EQ(r.details["result"]["rows"].size(), 16u);
   EXPECT_GE(r.benchmarks.size(), 16u * 2);
+}
+
+// T6's shards ({shard} in run.argv: bench gemm --sweep --shard k/N) split the table by (M,
+// profile): together they measure each figure once, and a target measured by another shard is
+// not reported unmeasured by this one. The committed T6 on a small N and K.
+TEST(TierRunner, SweepShardsMeasureEachFigureOnce) {
+  TierSpec t = tiertest::committed_tier("T6");
+  nlohmann::json argv = nlohmann::json::array();
+  for (const auto& a : t.run["argv"]) {
+    if (a == "3")
+      argv.push_back("1"); // --repeat
+    else
+      argv.push_back(a);
+  }
+  for (const char* extra : {"--N", "32", "--K", "32", "--threads", "1"})
+    argv.push_back(extra);
+  t.run["argv"] = argv;
+  for (auto& [name, target] : t.run["targets"].items())
+    target["target"] = target.value("better", "") == "lower" ? 1e9 : 0.0;
+  std::map<std::string, int> figures;
+  std::size_t rows = 0;
+  for (std::size_t k = 1; k <= 3; ++k) {
+    RunOptions o = options_for();
+    o.shard = parse_shard(std::to_string(k) + "/3");
+    const TierResult r = run_tier(t, o);
+    EXPECT_EQ(r.verdict, Outcome::pass) << k << ": " << r.reason;
+    for (const auto& b : r.benchmarks)
+      ++figures[b["name"].get<std::string>()];
+    rows += r.details["result"]["rows"].size();
+    EXPECT_EQ(r.total(Outcome::unsupported), 0u) << k;
+  }
+  EXPECT_EQ(rows, 16u); // 4 M x 2 profiles x fast and slow, each in one shard
+  for (const auto& [name, target] : t.run["targets"].items())
+    EXPECT_EQ(figures[name], 1) << name;
+  for (const auto& [name, n] : figures)
+    EXPECT_EQ(n, 1) << name;
 }
 
 TEST(TierRunner, CtestTiersNeedABuildTree) {

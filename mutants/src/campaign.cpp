@@ -14,6 +14,7 @@
 #include "mmaemu/mutants/schema.hpp"
 #include "mmaemu/mutants/workspace.hpp"
 #include "output_tail.hpp"
+#include "schema_lock.hpp"
 
 namespace mmaemu::mutants {
 
@@ -115,15 +116,74 @@ void for_each_parallel(std::size_t n, unsigned jobs, const std::function<void(st
     t.join();
 }
 
-void run_schema(const std::vector<const Mutant*>& selected, const CampaignOptions& opt,
+// Builds the schema copy in a fresh temporary folder, or brings the kept one
+// (opt.schema_dir) up to date: under its lock, so that concurrent shards of one campaign build
+// it once and then run their mutants side by side. Returns the workspace, or null with
+// out.error set.
+std::unique_ptr<Workspace> schema_workspace(const WorkspaceOptions& wo, const CampaignOptions& opt,
+                                            std::unique_ptr<detail::SchemaLock>& lock,
+                                            CampaignResult& out) {
+  auto build = [&](Workspace& ws) {
+    if (opt.note)
+      opt.note("configuring and building the copy (" + ws.build_dir().string() + ")");
+    ws.configure();
+    const auto b = ws.build(std::max(1u, opt.jobs), 3600);
+    if (b.exit_code != 0 || b.timed_out) {
+      out.error = "the schema build failed (a mutant does not compile; run --mode rewrite --only "
+                  "ID to find it): " +
+                  detail::last_lines(b.output, 12);
+      for (auto& r : out.results) {
+        r.outcome = MutantOutcome::build_error;
+        r.detail = out.error;
+        settle(r);
+      }
+      return false;
+    }
+    return true;
+  };
+  if (opt.schema_dir.empty()) {
+    auto ws = std::make_unique<Workspace>(wo, "schema");
+    if (opt.keep_workspace && opt.note)
+      opt.note("work folder: " + ws->root().string());
+    return build(*ws) ? std::move(ws) : nullptr;
+  }
+  lock = std::make_unique<detail::SchemaLock>(opt.schema_dir.string() + ".lock");
+  const std::string want = tree_fingerprint(wo);
+  for (int attempt = 0;; ++attempt) {
+    lock->shared();
+    if (detail::read_schema_stamp(opt.schema_dir) == want)
+      break; // built for this very tree and selection, by this campaign or another shard
+    if (attempt == 4) {
+      out.error = "the schema build in " + opt.schema_dir.string() +
+                  " keeps being rebuilt for another tree or selection (campaigns of different "
+                  "--only selections share it; run them one after the other)";
+      return nullptr;
+    }
+    lock->exclusive();
+    if (detail::read_schema_stamp(opt.schema_dir) == want)
+      continue;
+    detail::remove_schema_stamp(opt.schema_dir);
+    Workspace ws(wo, "schema");
+    if (opt.note)
+      opt.note("work folder: " + ws.root().string());
+    if (!build(ws))
+      return nullptr;
+    detail::write_schema_stamp(opt.schema_dir, want);
+  }
+  // Up to date: opening it copies nothing (every file is equal).
+  return std::make_unique<Workspace>(wo, "schema");
+}
+
+void run_schema(const std::vector<const Mutant*>& selected,
+                const std::vector<const Mutant*>& schema_set, const CampaignOptions& opt,
                 CampaignResult& out) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.note)
-    opt.note("copying the repository and writing the schema of " + std::to_string(selected.size()) +
-             " mutants");
+    opt.note("copying the repository and writing the schema of " +
+             std::to_string(schema_set.size()) + " mutants");
   Schema schema;
   try {
-    schema = make_schema(opt.source_dir, selected);
+    schema = make_schema(opt.source_dir, schema_set);
   } catch (const RewriteError& e) {
     out.error = std::string("schema: ") + e.what();
     return;
@@ -131,25 +191,12 @@ void run_schema(const std::vector<const Mutant*>& selected, const CampaignOption
   WorkspaceOptions wo = workspace_options(opt);
   wo.persistent_root = opt.schema_dir;
   wo.overrides = schema.files;
-  Workspace ws(wo, "schema");
-  if ((opt.keep_workspace || !opt.schema_dir.empty()) && opt.note)
-    opt.note("work folder: " + ws.root().string());
-  const auto& numbers = schema.numbers;
-  if (opt.note)
-    opt.note("configuring and building the copy (" + ws.build_dir().string() + ")");
-  ws.configure();
-  const auto b = ws.build(std::max(1u, opt.jobs), 3600);
-  if (b.exit_code != 0 || b.timed_out) {
-    out.error = "the schema build failed (a mutant does not compile; run --mode rewrite --only "
-                "ID to find it): " +
-                detail::last_lines(b.output, 12);
-    for (auto& r : out.results) {
-      r.outcome = MutantOutcome::build_error;
-      r.detail = out.error;
-      settle(r);
-    }
+  std::unique_ptr<detail::SchemaLock> schema_lock; // held (shared) while the mutants run
+  const std::unique_ptr<Workspace> wsp = schema_workspace(wo, opt, schema_lock, out);
+  if (!wsp)
     return;
-  }
+  Workspace& ws = *wsp;
+  const auto& numbers = schema.numbers;
   const auto tests = tier_tests(ws, opt.plan);
   out.setup_seconds = since(t0);
   if (opt.note)
@@ -353,10 +400,15 @@ CampaignResult run_campaign(const Catalogue& c, const CampaignOptions& opt) {
     return out;
   }
   try {
-    if (opt.mode == "rewrite")
+    if (opt.mode == "rewrite") {
       run_rewrite(selected, opt, out);
-    else
-      run_schema(selected, opt, out);
+    } else if (!opt.schema_dir.empty() && opt.shard_count > 1) {
+      // Every shard of the campaign compiles the schema of the whole selection, so that they
+      // share one kept build instead of rewriting it for each other.
+      run_schema(selected, select_mutants(c, opt.tier, opt.only, 1, 1), opt, out);
+    } else {
+      run_schema(selected, selected, opt, out);
+    }
   } catch (const std::exception& e) {
     out.error = e.what();
   }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "mmaemu/support/atomic_write.hpp"
+#include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "output_tail.hpp"
 
@@ -60,6 +61,34 @@ std::vector<std::string> repository_files(const fs::path& source_dir) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::string tree_fingerprint(const WorkspaceOptions& opt) {
+  const fs::path src_root = fs::absolute(opt.source_dir);
+  std::string acc;
+  for (const auto& rel : repository_files(src_root)) {
+    if (left_out_of_copy(rel))
+      continue;
+    const fs::path from = src_root / rel;
+    std::error_code ec;
+    const auto st = fs::symlink_status(from, ec);
+    if (ec || !fs::exists(st))
+      continue;
+    acc += rel;
+    acc += '\0';
+    if (fs::is_symlink(st)) {
+      acc += "-> " + fs::read_symlink(from, ec).string();
+    } else if (const auto over = opt.overrides.find(rel); over != opt.overrides.end()) {
+      acc += support::sha256_hex(over->second);
+    } else if (fs::is_regular_file(st)) {
+      acc += support::sha256_file(from);
+    }
+    acc += '\n';
+  }
+  acc += "shared " + opt.shared_dir.string() + '\n';
+  for (const auto& a : opt.cmake_args)
+    acc += "cmake " + a + '\n';
+  return support::sha256_hex(acc);
 }
 
 bool linked_in_copy(const std::string& rel, std::uintmax_t bytes) {

@@ -7,8 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "mmaemu/mutants/campaign.hpp"
 #include "mmaemu/support/process.hpp"
+#include "temp_dir.hpp"
 
 using namespace mmaemu::mutants;
 namespace fs = std::filesystem;
@@ -162,4 +165,44 @@ TEST(Campaign, ExpectationsMatchOutcomes) {
   EXPECT_THAT(why, ::testing::HasSubstr("refuted"));
   EXPECT_TRUE(matches_expectation(Expect::equivalent, MutantOutcome::survived, "", why));
   EXPECT_FALSE(matches_expectation(Expect::killed, MutantOutcome::build_error, "", why));
+}
+
+// Shards of one campaign started at once on one kept schema folder (Slurm array tasks on one
+// build tree): the schema of the whole selection is built once, under the lock, and each shard
+// then runs its own mutants with the outcomes of the unsharded campaign; a later shard finds
+// the build up to date and builds nothing.
+TEST(Campaign, ConcurrentShardsShareOneKeptSchemaBuild) {
+  skip_without_tools();
+  static const Catalogue c = load_catalogue(kFixture / "catalogue.json");
+  mmaemu::testing::TempDir tmp("schema_shards");
+  const fs::path schema = tmp / "mutants-schema";
+  auto shard = [&](std::size_t k) {
+    CampaignOptions o = options("schema");
+    o.jobs = 1;
+    o.schema_dir = schema;
+    o.shard_index = k;
+    o.shard_count = 2;
+    return run_campaign(c, o);
+  };
+  CampaignResult r1, r2;
+  std::thread t1([&] { r1 = shard(1); });
+  std::thread t2([&] { r2 = shard(2); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(r1.error.empty()) << r1.error;
+  ASSERT_TRUE(r2.error.empty()) << r2.error;
+  EXPECT_EQ(r1.results.size() + r2.results.size(), schema_run().results.size());
+  for (const auto* r : {&r1, &r2}) {
+    for (const auto& m : r->results) {
+      EXPECT_EQ(outcome_name(m.outcome),
+                std::string(outcome_name(find(schema_run(), m.mutant->id).outcome)))
+          << m.mutant->id << ": " << m.detail;
+    }
+  }
+  EXPECT_TRUE(fs::exists(schema / ".mmaemu-schema-stamp"));
+  EXPECT_TRUE(fs::exists(tmp / "mutants-schema.lock"));
+  const auto log_size = fs::file_size(schema / "build" / ".ninja_log");
+  const CampaignResult again = shard(1);
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  EXPECT_EQ(fs::file_size(schema / "build" / ".ninja_log"), log_size); // nothing was rebuilt
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 
 #include "mmaemu/support/text.hpp"
 
@@ -52,13 +53,13 @@ void require_same(const std::vector<ShardLog>& shards, const char* pointer, cons
   }
 }
 
-json merge_checked(const std::vector<ShardLog>& shards);
+json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt);
 
 } // namespace
 
-json merge_shard_logs(const std::vector<ShardLog>& shards) {
+json merge_shard_logs(const std::vector<ShardLog>& shards, const MergeOptions& opt) {
   try {
-    return merge_checked(shards);
+    return merge_checked(shards, opt);
   } catch (const json::exception& e) {
     // A field of an unexpected type (a string where a count belongs, ...): a bad shard, not a
     // crash of `report merge`.
@@ -67,13 +68,55 @@ json merge_shard_logs(const std::vector<ShardLog>& shards) {
   }
 }
 
+bool parse_shard_log_name(const std::string& file_name, std::string& stem, std::size_t& index,
+                          std::size_t& count) {
+  static const std::regex re(R"(^(.+)-shard([0-9]{1,9})of([0-9]{1,9})(-[0-9]{1,9})?\.json$)");
+  std::smatch m;
+  if (!std::regex_match(file_name, m, re))
+    return false;
+  const std::size_t k = std::stoul(m[2].str()), n = std::stoul(m[3].str());
+  if (n < 1 || k < 1 || k > n)
+    return false;
+  stem = m[1].str();
+  index = k;
+  count = n;
+  return true;
+}
+
 namespace {
 
-json merge_checked(const std::vector<ShardLog>& shards) {
-  if (shards.empty())
-    throw MergeError("no shard logs to merge");
-  const std::size_t n = shards.size();
+// Of two logs of one shard, whether `b` is the later one: the later finish, else the later
+// name ("-2" after none, "-3" after "-2": publish_log's order).
+bool later(const ShardLog& a, const ShardLog& b) {
+  const std::string fa = str_at(a.log, json::json_pointer("/durations/finished_utc"));
+  const std::string fb = str_at(b.log, json::json_pointer("/durations/finished_utc"));
+  if (fa != fb)
+    return fb > fa;
+  auto suffix = [](const std::string& name) {
+    static const std::regex re(R"(-shard[0-9]+of[0-9]+-([0-9]+)\.json$)");
+    std::smatch m;
+    return std::regex_search(name, m, re) ? std::stoul(m[1].str()) : 1ul;
+  };
+  const auto sa = suffix(a.name), sb = suffix(b.name);
+  return sa != sb ? sb > sa : b.name > a.name;
+}
+
+// How many of `total` cases shard k of n takes: k-1, k-1+n, ...
+std::size_t cases_of_shard(std::size_t total, std::size_t k, std::size_t n) {
+  return total > k - 1 ? (total - (k - 1) + n - 1) / n : 0;
+}
+
+json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt) {
+  if (shards.empty()) {
+    throw MergeError(opt.count
+                         ? "no shard log: all " + std::to_string(opt.count) + " shards are missing"
+                         : "no shard logs to merge");
+  }
+  const bool collect = opt.count > 0;
+  const std::size_t n = collect ? opt.count : shards.size();
   std::vector<const ShardLog*> by_index(n + 1, nullptr);
+  json superseded = json::array();
+  std::vector<const ShardLog*> dropped;
   for (const auto& s : shards) {
     if (!s.log.is_object())
       throw MergeError(printable(s.name) + ": not a validation log");
@@ -86,16 +129,44 @@ json merge_checked(const std::vector<ShardLog>& shards) {
     const auto count = sh["count"].get<std::size_t>();
     if (count != n) {
       throw MergeError(printable(s.name) + ": shard " + std::to_string(k) + "/" +
-                       std::to_string(count) + " but " + std::to_string(n) + " logs were given");
+                       std::to_string(count) + " but " +
+                       (collect ? "the run has " + std::to_string(n) + " shards"
+                                : std::to_string(n) + " logs were given"));
     }
     if (k < 1 || k > n)
       throw MergeError(printable(s.name) + ": shard index " + std::to_string(k) + " out of range");
-    if (by_index[k]) {
+    if (by_index[k] && !collect) {
       throw MergeError(printable(s.name) + ": shard " + std::to_string(k) + "/" +
                        std::to_string(n) + " given twice (also " + printable(by_index[k]->name) +
                        ")");
     }
-    by_index[k] = &s;
+    if (by_index[k]) {
+      // A re-queued task: the later log stands for the shard, the other is named, not merged.
+      const ShardLog* keep = later(*by_index[k], s) ? &s : by_index[k];
+      dropped.push_back(keep == &s ? by_index[k] : &s);
+      by_index[k] = keep;
+    } else {
+      by_index[k] = &s;
+    }
+  }
+  std::vector<std::size_t> missing;
+  std::size_t first = 0;
+  for (std::size_t k = n; k >= 1; --k) {
+    if (by_index[k])
+      first = k;
+    else
+      missing.push_back(k);
+  }
+  std::reverse(missing.begin(), missing.end());
+  for (const ShardLog* d : dropped) {
+    const std::size_t k = d->log["shard"]["index"].get<std::size_t>();
+    superseded.push_back(
+        {{"file", d->name},
+         {"sha256", d->sha256},
+         {"shard", std::to_string(k) + "/" + std::to_string(n)},
+         {"verdict", d->log.value("verdict", "?")},
+         {"finished_utc", str_at(d->log, json::json_pointer("/durations/finished_utc"))},
+         {"kept", by_index[k]->name}});
   }
   require_same(shards, "/tier", "tier");
   require_same(shards, "/tier_file/sha256", "tier file");
@@ -103,7 +174,7 @@ json merge_checked(const std::vector<ShardLog>& shards) {
   require_same(shards, "/git/commit", "git commit");
   require_same(shards, "/environment", "environment");
 
-  json merged = by_index[1]->log;
+  json merged = by_index[first]->log;
   merged.erase("signed");
   merged.erase("signing");
   merged["shard"] = nullptr;
@@ -119,7 +190,12 @@ json merge_checked(const std::vector<ShardLog>& shards) {
   std::string started, finished;
   const ShardLog* worst = nullptr;
   bool worst_empty = false;
+  auto add_total = [&](const std::string& key, long long v) {
+    totals_sum[key] = totals_sum.count(key) ? totals_sum[key].get<long long>() + v : v;
+  };
   for (std::size_t k = 1; k <= n; ++k) {
+    if (!by_index[k])
+      continue;
     const ShardLog& s = *by_index[k];
     const json& log = s.log;
     merged_from.push_back(
@@ -140,11 +216,8 @@ json merge_checked(const std::vector<ShardLog>& shards) {
     }
     const json shard_totals = log.value("totals", json::object());
     for (const auto& [key, v] : shard_totals.items()) {
-      if (!v.is_number_integer())
-        continue;
-      totals_sum[key] = totals_sum.count(key)
-                            ? totals_sum[key].get<long long>() + v.get<long long>()
-                            : v.get<long long>();
+      if (v.is_number_integer())
+        add_total(key, v.get<long long>());
     }
     for (const auto& in : log.value("inputs", json::array())) {
       const std::string path = in.value("path", "");
@@ -178,17 +251,28 @@ json merge_checked(const std::vector<ShardLog>& shards) {
     }
   }
 
-  // Sets: each shard holds the letters of cases k-1, k-1+N, ...; interleave them back.
+  // Sets: each shard holds the letters of cases k-1, k-1+N, ...; interleave them back. A
+  // missing shard's cases are U (UNSUPPORTED): never run, never dropped.
   json sets = json::array();
-  const json& first_sets = array_at(by_index[1]->log, "sets");
+  std::size_t missing_letters = 0;
+  const json& first_sets = array_at(by_index[first]->log, "sets");
   for (const auto& fs : first_sets) {
     const std::string key = fs.value("sha256", "") + "/" + fs.value("set", "");
     const std::size_t total = fs.value("cases_total", std::size_t{0});
     std::vector<std::string> parts(n + 1);
     json out = fs;
-    std::size_t passed = 0, failed = 0, errors = 0, cnt = 0;
+    // Every count of the set is the sum of the shards' (its letters are interleaved below).
+    std::map<std::string, long long> counts;
     double sec = 0;
+    std::size_t letters_given = 0, unrun = 0;
     for (std::size_t k = 1; k <= n; ++k) {
+      if (!by_index[k]) {
+        const std::size_t u = cases_of_shard(total, k, n);
+        parts[k] = std::string(u, 'U');
+        unrun += u;
+        letters_given += u;
+        continue;
+      }
       const json* found = nullptr;
       for (const auto& s : array_at(by_index[k]->log, "sets")) {
         if (s.value("sha256", "") + "/" + s.value("set", "") == key)
@@ -197,15 +281,13 @@ json merge_checked(const std::vector<ShardLog>& shards) {
       if (!found)
         throw MergeError(printable(by_index[k]->name) + ": lacks set " + printable(key, 160));
       parts[k] = found->value("outcomes", "");
-      passed += found->value("passed", std::size_t{0});
-      failed += found->value("failed", std::size_t{0});
-      errors += found->value("errors", std::size_t{0});
-      cnt += found->value("cases", std::size_t{0});
+      letters_given += parts[k].size();
+      for (const auto& [name, v] : found->items()) {
+        if (name != "cases_total" && v.is_number_integer())
+          counts[name] += v.get<long long>();
+      }
       sec += found->value("seconds", 0.0);
     }
-    std::size_t letters_given = 0;
-    for (std::size_t k = 1; k <= n; ++k)
-      letters_given += parts[k].size();
     if (total > letters_given) {
       // Checked before the string of `total` letters is made: a crafted cases_total must not
       // allocate without bound.
@@ -224,13 +306,46 @@ json merge_checked(const std::vector<ShardLog>& shards) {
       }
       letters[i] = parts[k][j];
     }
+    for (const auto& [name, v] : counts)
+      out[name] = v;
+    if (unrun) {
+      out["cases"] = counts["cases"] + static_cast<long long>(unrun);
+      out["not_applicable"] = counts["not_applicable"] + static_cast<long long>(unrun);
+      out["missing"] = unrun;
+    }
     out["outcomes"] = letters;
-    out["passed"] = passed;
-    out["failed"] = failed;
-    out["errors"] = errors;
-    out["cases"] = cnt;
     out["seconds"] = sec;
+    missing_letters += unrun;
     sets.push_back(out);
+  }
+
+  // Each missing shard: one UNSUPPORTED case that names it (in the totals unless its cases are
+  // already counted as the sets' U letters).
+  json missing_shards = json::array();
+  std::string missing_text;
+  const std::string tier = merged.value("tier", "?");
+  for (const std::size_t k : missing) {
+    const auto why_it = opt.why_missing.find(k);
+    const std::string why = why_it != opt.why_missing.end() && !why_it->second.empty()
+                                ? printable(why_it->second, 512)
+                                : "it never ran, was cancelled, or timed out";
+    const std::string shard = std::to_string(k) + "/" + std::to_string(n);
+    missing_shards.push_back({{"shard", shard}, {"why", why}});
+    cases.push_back(
+        {{"id", tier + "/shard" + std::to_string(k) + "of" + std::to_string(n)},
+         {"outcome", "UNSUPPORTED"},
+         {"seconds", 0},
+         {"message", "no log of shard " + shard + ": " + why +
+                         (first_sets.empty() ? "" : "; its cases are U in sets[].outcomes")}});
+    if (first_sets.empty()) {
+      add_total("UNSUPPORTED", 1);
+      add_total("cases", 1);
+    }
+    missing_text += (missing_text.empty() ? "" : ", ") + shard + " (" + why + ")";
+  }
+  if (missing_letters) {
+    add_total("UNSUPPORTED", static_cast<long long>(missing_letters));
+    add_total("cases", static_cast<long long>(missing_letters));
   }
 
   std::stable_sort(cases.begin(), cases.end(), [](const json& a, const json& b) {
@@ -250,8 +365,23 @@ json merge_checked(const std::vector<ShardLog>& shards) {
   merged["inputs"] = inputs;
   merged["durations"] = {
       {"seconds", seconds}, {"wall_s", wall}, {"started_utc", started}, {"finished_utc", finished}};
-  merged["verdict"] = worst->log.value("verdict", "?");
-  merged["reason"] = worst->log.value("reason", "");
+  std::string verdict = worst->log.value("verdict", "?");
+  std::string reason = worst->log.value("reason", "");
+  if (!missing.empty()) {
+    // An incomplete run is never PASS: its missing cases are UNSUPPORTED.
+    const std::string no_log = "no log of shard " + missing_text;
+    if (verdict_rank(verdict) < verdict_rank("UNSUPPORTED") || worst_empty) {
+      verdict = "UNSUPPORTED";
+      reason = no_log;
+    } else {
+      reason += (reason.empty() ? "" : "; ") + no_log;
+    }
+    merged["missing_shards"] = missing_shards;
+  }
+  if (!superseded.empty())
+    merged["superseded"] = superseded;
+  merged["verdict"] = verdict;
+  merged["reason"] = reason;
   return merged;
 }
 

@@ -3,6 +3,7 @@
 // JSON, and judge each figure against its target from the tier file.
 
 #include <cstdio>
+#include <set>
 
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/support/process.hpp"
@@ -33,6 +34,13 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     r.reason = t.file.string() + ": run.argv must be a non-empty array";
     return;
   }
+  // A command that does not split its work ({shard} in run.argv) runs whole in shard 1; the
+  // other shards select no case, so that a merge holds each figure once.
+  bool splits = false;
+  for (const auto& a : argv_j)
+    splits = splits || (a.is_string() && a.get<std::string>().find("{shard}") != std::string::npos);
+  if (opt.shard.active() && !splits && opt.shard.index != 1)
+    return;
   std::unique_ptr<WorkDir> work;
   fs::path out = opt.out_dir;
   if (out.empty()) {
@@ -41,8 +49,11 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   }
   std::error_code ec;
   fs::create_directories(out, ec);
+  // {shard}: the command splits its work itself (T6: bench gemm --sweep --shard k/N).
   auto expand = [&](const std::string& s) {
-    return substitute(substitute(s, "{mmaemu}", opt.layout.exe.string()), "{out}", out.string());
+    return substitute(
+        substitute(substitute(s, "{mmaemu}", opt.layout.exe.string()), "{out}", out.string()),
+        "{shard}", opt.shard.text());
   };
   std::vector<std::string> argv;
   std::string shown;
@@ -123,8 +134,18 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     r.benchmarks.push_back(entry);
     r.add(c);
   }
-  // A target whose figure the command did not report was not met: it is not measured.
+  // A target whose figure the command did not report was not met: it is not measured. In a
+  // shard, the figures the result lists under "not_in_shard" are other shards' to report.
+  std::set<std::string> elsewhere;
+  if (opt.shard.active() && j.is_object() && j.contains("not_in_shard") &&
+      j["not_in_shard"].is_array()) {
+    for (const auto& n : j["not_in_shard"])
+      if (n.is_string())
+        elsewhere.insert(n.get<std::string>());
+  }
   for (const auto& [name, tg] : targets.items()) {
+    if (elsewhere.count(name))
+      continue;
     bool measured = false;
     for (const auto& b : benchmarks)
       measured = measured || (b.is_object() && b.value("name", std::string()) == name);

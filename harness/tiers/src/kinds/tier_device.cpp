@@ -107,7 +107,12 @@ void run_device_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   }
   json kernels_json = json::array();
   std::vector<const kernels::KernelSpec*> available;
+  // A shard (--shard k/N, one GPU of a fleet each) takes kernels k-1, k-1+N, ... of the build
+  // with all their cases: gates, recordings, problems and the projection.
+  std::size_t kernel_index = 0;
   for (const auto& s : statuses) {
+    if (!opt.shard.selects(kernel_index++))
+      continue;
     kernels_json.push_back({{"backend", s.backend},
                             {"available", s.available},
                             {"source", s.source},

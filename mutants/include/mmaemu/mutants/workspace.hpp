@@ -41,6 +41,10 @@ struct WorkspaceOptions {
 // --exclude-standard` in a git checkout, else every file outside build*/ and .git/.
 std::vector<std::string> repository_files(const std::filesystem::path& source_dir);
 
+// What a copy made with `opt` would hold (every file's path and content, the overrides, the
+// shared folder and the cmake arguments), as a sha256: equal fingerprints, equal copies.
+std::string tree_fingerprint(const WorkspaceOptions& opt);
+
 // Whether a file of the copy is linked rather than copied (large data), and whether it is left
 // out (kernels/bin).
 bool linked_in_copy(const std::string& rel, std::uintmax_t bytes);
