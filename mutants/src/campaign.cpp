@@ -51,6 +51,18 @@ std::vector<PlannedTest> tier_tests(const Workspace& ws, const TierPlan& plan) {
   return tests;
 }
 
+// tests_for_group for each group of the selection, computed once.
+std::map<std::string, std::vector<PlannedTest>>
+orders_by_group(const std::vector<const Mutant*>& selected, const std::vector<PlannedTest>& tests,
+                const TierPlan& plan) {
+  std::map<std::string, std::vector<PlannedTest>> out;
+  for (const Mutant* m : selected) {
+    if (!out.count(m->group))
+      out[m->group] = tests_for_group(tests, plan, m->group);
+  }
+  return out;
+}
+
 void settle(MutantResult& r) {
   r.as_expected = matches_expectation(r.mutant->expect, r.outcome, r.killed_by, r.verdict);
 }
@@ -198,6 +210,7 @@ void run_schema(const std::vector<const Mutant*>& selected,
   Workspace& ws = *wsp;
   const auto& numbers = schema.numbers;
   const auto tests = tier_tests(ws, opt.plan);
+  const auto orders = orders_by_group(selected, tests, opt.plan);
   out.setup_seconds = since(t0);
   if (opt.note)
     opt.note("built in " + std::to_string(static_cast<int>(out.setup_seconds)) + " s; " +
@@ -214,7 +227,7 @@ void run_schema(const std::vector<const Mutant*>& selected,
     po.env[kSchemaEnv] = std::to_string(numbers.at(r.mutant->id));
     po.test_timeout_s = opt.test_timeout_s;
     po.total_timeout_s = opt.mutant_timeout_s;
-    from_plan_run(r, run_plan(tests, po));
+    from_plan_run(r, run_plan(orders.at(r.mutant->group), po));
     r.seconds = since(m0);
     settle(r);
     std::lock_guard<std::mutex> lock(mu);
@@ -229,7 +242,7 @@ void run_rewrite(const std::vector<const Mutant*>& selected, const CampaignOptio
   const auto t0 = std::chrono::steady_clock::now();
   const unsigned jobs = std::max(1u, std::min<unsigned>(opt.jobs, selected.size()));
   std::vector<std::unique_ptr<Workspace>> spaces;
-  std::vector<std::vector<PlannedTest>> plans;
+  std::vector<std::map<std::string, std::vector<PlannedTest>>> plans;
   for (unsigned j = 0; j < jobs; ++j) {
     if (opt.note)
       opt.note("copying, configuring and building work copy " + std::to_string(j + 1) + " of " +
@@ -244,7 +257,7 @@ void run_rewrite(const std::vector<const Mutant*>& selected, const CampaignOptio
       out.error = "the unmutated copy does not build: " + detail::last_lines(b.output, 12);
       return;
     }
-    plans.push_back(tier_tests(*spaces.back(), opt.plan));
+    plans.push_back(orders_by_group(selected, tier_tests(*spaces.back(), opt.plan), opt.plan));
   }
   out.setup_seconds = since(t0);
   std::mutex mu;
@@ -274,7 +287,7 @@ void run_rewrite(const std::vector<const Mutant*>& selected, const CampaignOptio
           po.build_dir = ws.build_dir();
           po.test_timeout_s = opt.test_timeout_s;
           po.total_timeout_s = std::max(1.0, opt.mutant_timeout_s - since(m0));
-          from_plan_run(r, run_plan(plans[j], po));
+          from_plan_run(r, run_plan(plans[j].at(r.mutant->group), po));
         }
       } catch (const std::exception& e) {
         r.outcome = MutantOutcome::error;
@@ -353,6 +366,25 @@ bool matches_expectation(Expect e, MutantOutcome o, const std::string& killed_by
     return !detected;
   }
   return false;
+}
+
+std::vector<PlannedTest> tests_for_group(const std::vector<PlannedTest>& tests,
+                                         const TierPlan& plan, const std::string& group) {
+  const auto it = plan.first_tests.find(group);
+  if (it == plan.first_tests.end() || it->second.empty())
+    return tests;
+  std::regex re;
+  try {
+    re = std::regex(it->second, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("first_tests of group " + group + ": '" + it->second +
+                                "' is not a regular expression (" + e.what() + ")");
+  }
+  std::vector<PlannedTest> first, rest;
+  for (const auto& t : tests)
+    (std::regex_search(t.name, re) ? first : rest).push_back(t);
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
 }
 
 std::vector<const Mutant*> select_mutants(const Catalogue& c, const std::string& tier,
@@ -444,17 +476,72 @@ json result_json(const MutantResult& r) {
   return j;
 }
 
+namespace {
+
+bool detected(MutantOutcome o) {
+  return o == MutantOutcome::killed || o == MutantOutcome::timeout || o == MutantOutcome::crash;
+}
+
+std::string percent_text(const json& score) {
+  if (score["percent"].is_null())
+    return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", score["percent"].get<double>());
+  return buf;
+}
+
+std::string score_line(const std::string& name, const std::string& layer, const json& score) {
+  char buf[160];
+  const std::string frac = std::to_string(score["killed"].get<std::size_t>()) + "/" +
+                           std::to_string(score["non_equivalent"].get<std::size_t>());
+  std::snprintf(buf, sizeof buf, "  %-18s %-10s %9s killed  %7s", name.c_str(), layer.c_str(),
+                frac.c_str(), percent_text(score).c_str());
+  std::string line = buf;
+  if (score.contains("target_percent")) {
+    line += "  (target " + std::to_string(score["target_percent"].get<unsigned>()) + "%)";
+    if (!score["meets_target"].get<bool>())
+      line += "  UNDER TARGET";
+  }
+  return line;
+}
+
+} // namespace
+
+json score_json(const std::vector<const MutantResult*>& results,
+               std::optional<unsigned> target_percent) {
+  std::size_t killed = 0, non_equivalent = 0;
+  for (const MutantResult* x : results) {
+    if (x->mutant->expect != Expect::killed)
+      continue;
+    ++non_equivalent;
+    killed += detected(x->outcome);
+  }
+  json s = {{"killed", killed},
+            {"non_equivalent", non_equivalent},
+            {"percent", non_equivalent == 0 ? json()
+                                            : json(100.0 * static_cast<double>(killed) /
+                                                   static_cast<double>(non_equivalent))}};
+  if (target_percent) {
+    s["target_percent"] = *target_percent;
+    // In integers, so that 19 of 20 against 95% is exact.
+    s["meets_target"] = killed * 100 >= static_cast<std::size_t>(*target_percent) * non_equivalent;
+  }
+  return s;
+}
+
 json group_table(const CampaignResult& r) {
   json table = json::array();
-  for (const auto& g : catalogue_groups()) {
+  for (const auto& info : catalogue_group_info()) {
+    const std::string& g = info.name;
     std::size_t n = 0, ok = 0, killed = 0, survived = 0, equivalent = 0, identity = 0, errors = 0;
+    std::vector<const MutantResult*> members;
     for (const auto& x : r.results) {
       if (x.mutant->group != g)
         continue;
+      members.push_back(&x);
       ++n;
       ok += x.as_expected;
-      killed += x.outcome == MutantOutcome::killed || x.outcome == MutantOutcome::timeout ||
-                x.outcome == MutantOutcome::crash;
+      killed += detected(x.outcome);
       survived += x.outcome == MutantOutcome::survived;
       equivalent += x.mutant->expect == Expect::equivalent;
       identity += x.mutant->expect == Expect::survives;
@@ -463,15 +550,49 @@ json group_table(const CampaignResult& r) {
     if (n == 0)
       continue;
     table.push_back({{"group", g},
+                     {"layer", layer_name(info.layer)},
                      {"mutants", n},
                      {"as_expected", ok},
                      {"killed", killed},
                      {"survived", survived},
                      {"equivalent", equivalent},
                      {"identity", identity},
-                     {"errors", errors}});
+                     {"errors", errors},
+                     {"score", score_json(members, kill_target_percent(info.layer))}});
   }
   return table;
+}
+
+json score_summary(const CampaignResult& r) {
+  std::vector<const MutantResult*> all;
+  for (const auto& x : r.results)
+    all.push_back(&x);
+  json layers = json::array();
+  for (const Layer l : {Layer::control, Layer::modelling, Layer::harness}) {
+    std::vector<const MutantResult*> members;
+    for (const auto& x : r.results) {
+      if (group_layer(x.mutant->group) == l)
+        members.push_back(&x);
+    }
+    if (members.empty())
+      continue;
+    json s = score_json(members, kill_target_percent(l));
+    s["layer"] = layer_name(l);
+    layers.push_back(std::move(s));
+  }
+  return {{"overall", score_json(all, std::nullopt)}, {"layers", layers}};
+}
+
+std::vector<std::string> score_lines(const json& groups, const json& summary) {
+  std::vector<std::string> out;
+  out.push_back("mutation score (killed / non-equivalent), by group:");
+  for (const auto& g : groups)
+    out.push_back(score_line(g["group"].get<std::string>(), g["layer"].get<std::string>(),
+                             g["score"]));
+  for (const auto& l : summary["layers"])
+    out.push_back(score_line("layer", l["layer"].get<std::string>(), l));
+  out.push_back(score_line("overall", "", summary["overall"]));
+  return out;
 }
 
 } // namespace mmaemu::mutants

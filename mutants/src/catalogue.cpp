@@ -122,10 +122,57 @@ const char* form_name(Form f) {
   return f == Form::expr ? "expr" : "stmt";
 }
 
-const std::vector<std::string>& catalogue_groups() {
-  static const std::vector<std::string> g = {"control", "instruction_model", "plan",  "epilogue",
-                                             "api",     "fast_reference",    "kernel"};
+const char* layer_name(Layer l) {
+  switch (l) {
+  case Layer::control:
+    return "control";
+  case Layer::modelling:
+    return "modelling";
+  case Layer::harness:
+    return "harness";
+  }
+  return "?";
+}
+
+unsigned kill_target_percent(Layer l) {
+  // The model's decisions are what the project claims: every one must be pinned down. The
+  // harness layer is held to 95% so that its figure is a target to report against, not a
+  // claim of completeness; a survivor still fails its own case (docs/testing.md).
+  return l == Layer::harness ? 95u : 100u;
+}
+
+const std::vector<GroupInfo>& catalogue_group_info() {
+  // The report's rows, in this order: the control first, then the model, then the harness from
+  // what judges a result (replay, gates, manifest) to what records it (recordings, profiles,
+  // signing, tiers).
+  static const std::vector<GroupInfo> g = {
+      {"control", Layer::control},          {"instruction_model", Layer::modelling},
+      {"plan", Layer::modelling},           {"epilogue", Layer::modelling},
+      {"api", Layer::modelling},            {"fast_reference", Layer::modelling},
+      {"kernel", Layer::modelling},         {"replay", Layer::harness},
+      {"gates", Layer::harness},            {"manifest", Layer::harness},
+      {"recordings", Layer::harness},       {"profiles", Layer::harness},
+      {"signing", Layer::harness},          {"tiers", Layer::harness},
+  };
   return g;
+}
+
+const std::vector<std::string>& catalogue_groups() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& g : catalogue_group_info())
+      out.push_back(g.name);
+    return out;
+  }();
+  return names;
+}
+
+Layer group_layer(const std::string& group) {
+  for (const auto& g : catalogue_group_info()) {
+    if (g.name == group)
+      return g.layer;
+  }
+  throw std::invalid_argument("'" + support::printable(group, 64) + "' is not a mutant group");
 }
 
 Catalogue parse_catalogue(const std::string& text, const std::string& name) {

@@ -2,7 +2,10 @@
 #include "mmaemu/mutants/rewriter.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
+#include "mmaemu/mutants/workspace.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 
@@ -103,11 +106,26 @@ void restore_files(const fs::path& root, const std::map<std::string, std::string
 std::vector<std::string> check_catalogue_applies(const fs::path& root, const Catalogue& c) {
   std::vector<std::string> problems;
   std::map<std::string, std::string> cache;
+  // A mutant's copy holds the tracked files only: an edit of an untracked file would find its
+  // original here and then edit nothing in the copy.
+  std::optional<std::set<std::string>> tracked;
+  try {
+    if (auto l = list_repository_files(root); l.method == "git")
+      tracked.emplace(l.files.begin(), l.files.end());
+  } catch (const WorkspaceError& e) {
+    problems.push_back(e.what());
+  }
   for (const auto& m : c.mutants) {
     std::map<std::string, std::vector<const Edit*>> by_file;
     for (const auto& e : m.edits)
       by_file[e.file].push_back(&e);
     for (const auto& [file, edits] : by_file) {
+      if (tracked && !tracked->count(file)) {
+        problems.push_back(m.id + ": " + file +
+                           ": not tracked by git (a mutant's copy holds the tracked files only; "
+                           "git add it)");
+        continue;
+      }
       try {
         if (!cache.count(file))
           cache[file] = read_source(root, file, m.id);

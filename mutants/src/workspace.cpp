@@ -26,29 +26,61 @@ bool starts_with(const std::string& s, const std::string& p) {
 
 } // namespace
 
-std::vector<std::string> repository_files(const fs::path& source_dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (fs::exists(source_dir / ".git", ec)) {
-    support::ProcessOptions o = support::ProcessOptions::in_dir(source_dir);
-    o.timeout_s = 120;
-    const auto r = support::run_process(
-        {"git", "-c", "core.quotepath=off", "ls-files", "-z", "-c", "-o", "--exclude-standard"}, o);
-    if (r.exit_code == 0) {
-      std::size_t start = 0;
-      while (start < r.output.size()) {
-        std::size_t end = r.output.find('\0', start);
-        if (end == std::string::npos)
-          end = r.output.size();
-        if (end > start)
-          out.push_back(r.output.substr(start, end - start));
-        start = end + 1;
-      }
-      std::sort(out.begin(), out.end());
-      out.erase(std::unique(out.begin(), out.end()), out.end());
-      return out;
-    }
+namespace {
+
+// The NUL-separated paths `git ls-files -z <args>` prints in `dir`; WorkspaceError when git
+// cannot list them.
+std::vector<std::string> git_ls_files(const fs::path& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-c", "core.quotepath=off", "ls-files", "-z"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  support::ProcessOptions o = support::ProcessOptions::in_dir(dir);
+  o.timeout_s = 120;
+  o.set_env = {{"LC_ALL", "C"}, {"GIT_TERMINAL_PROMPT", "0"}};
+  const support::ProcessResult r = support::run_process(argv, o);
+  if (!r.error.empty()) {
+    throw WorkspaceError(dir.string() + " is a git checkout, but git cannot be run (" + r.error +
+                         "): a mutant's copy holds the tracked files only, which git lists");
   }
+  if (r.exit_code != 0 || r.timed_out) {
+    throw WorkspaceError(dir.string() + " is a git checkout, but `git ls-files` failed" +
+                         (r.timed_out ? " (timed out)" : "") + ": " +
+                         detail::last_lines(r.output, 3) +
+                         " (a mutant's copy holds the tracked files only, which git lists)");
+  }
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < r.output.size()) {
+    std::size_t end = r.output.find('\0', start);
+    if (end == std::string::npos)
+      end = r.output.size();
+    if (end > start)
+      out.push_back(r.output.substr(start, end - start));
+    start = end + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+} // namespace
+
+RepositoryListing list_repository_files(const fs::path& source_dir) {
+  RepositoryListing l;
+  std::error_code ec;
+  // .git is a folder in a clone and a file in a worktree; either way git knows the tracked set.
+  if (fs::exists(source_dir / ".git", ec)) {
+    l.method = "git";
+    // Tracked files only (the index): an untracked file, whether a new source not yet added or
+    // a stray unsigned log, is not the repository's, and would change what the tests see.
+    l.files = git_ls_files(source_dir, {"-c"});
+    auto untracked = git_ls_files(source_dir, {"-o", "--exclude-standard"});
+    l.untracked_count = untracked.size();
+    if (untracked.size() > kMaxUntrackedListed)
+      untracked.resize(kMaxUntrackedListed);
+    l.untracked = std::move(untracked);
+    return l;
+  }
+  l.method = "walk";
   for (auto it = fs::recursive_directory_iterator(source_dir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -57,10 +89,14 @@ std::vector<std::string> repository_files(const fs::path& source_dir) {
       continue;
     }
     if (it->is_regular_file() || it->is_symlink())
-      out.push_back(fs::relative(it->path(), source_dir).generic_string());
+      l.files.push_back(fs::relative(it->path(), source_dir).generic_string());
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  std::sort(l.files.begin(), l.files.end());
+  return l;
+}
+
+std::vector<std::string> repository_files(const fs::path& source_dir) {
+  return list_repository_files(source_dir).files;
 }
 
 std::string tree_fingerprint(const WorkspaceOptions& opt) {

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Whole campaigns on the fixture project (tests/fixture: a library, a strong test and a weak
-// one): the identity mutant survives, the control is killed, the mutant that only the weak
-// test could see survives and makes its result a failure, a mutant that never ends is reported
-// as a timeout, and the schema and plain rewrite modes give the same outcome for every mutant.
+// Whole campaigns on the fixture project (tests/fixture: a library, a strong test, a weak one
+// and a check of its logs): the identity mutant survives, the control is killed, the mutant
+// that only the weak test could see survives and makes its result a failure, a mutant that
+// never ends is reported as a timeout, the schema and plain rewrite modes give the same outcome
+// for every mutant, and an untracked file in a git checkout stays out of the copies.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "mmaemu/mutants/campaign.hpp"
+#include "mmaemu/mutants/workspace.hpp"
 #include "mmaemu/support/process.hpp"
 #include "temp_dir.hpp"
 
@@ -69,7 +73,7 @@ TEST(Campaign, IdentitySurvivesAndControlIsKilled) {
   const auto& id = find(r, "identity_add");
   EXPECT_EQ(id.outcome, MutantOutcome::survived) << id.detail;
   EXPECT_TRUE(id.as_expected);
-  EXPECT_EQ(id.tests_run, 2u);
+  EXPECT_EQ(id.tests_run, 3u); // strong, weak, logs_signed
   const auto& ctl = find(r, "control_sign_flip");
   EXPECT_EQ(ctl.outcome, MutantOutcome::killed);
   EXPECT_EQ(ctl.killed_by, "strong");
@@ -205,4 +209,202 @@ TEST(Campaign, ConcurrentShardsShareOneKeptSchemaBuild) {
   const CampaignResult again = shard(1);
   ASSERT_TRUE(again.error.empty()) << again.error;
   EXPECT_EQ(fs::file_size(schema / "build" / ".ninja_log"), log_size); // nothing was rebuilt
+}
+
+namespace {
+
+// Runs a command in `dir`; fails the test unless it exits 0.
+void run_in(const fs::path& dir, const std::vector<std::string>& argv) {
+  const auto r = mmaemu::support::run_process(argv, mmaemu::support::ProcessOptions::in_dir(dir));
+  ASSERT_EQ(r.exit_code, 0) << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << ": "
+                            << r.output << r.error;
+}
+
+// A copy of the fixture as a git repository of its own, every file committed.
+fs::path committed_fixture(const fs::path& root) {
+  const fs::path repo = root / "repo";
+  fs::copy(kFixture, repo, fs::copy_options::recursive);
+  const std::vector<std::string> git = {"git", "-c", "user.name=mutants test",
+                                        "-c", "user.email=mutants@test.invalid"};
+  auto with = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = git;
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
+  run_in(repo, with({"init", "-q"}));
+  run_in(repo, with({"add", "-A"}));
+  run_in(repo, with({"commit", "-q", "-m", "fixture"}));
+  return repo;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+} // namespace
+
+// The runner defect of issue 19: an untracked, unsigned log in the source tree fails the tree's
+// own tests, and a copy that took it killed every identity mutant. The copy holds the tracked
+// files only, so a campaign with that file present has the outcomes of the clean fixture.
+TEST(Campaign, AnUntrackedFileThatBreaksTheTestsDoesNotChangeTheResult) {
+  skip_without_tools();
+  if (!mmaemu::support::find_program("git"))
+    GTEST_SKIP() << "needs git in PATH";
+  mmaemu::testing::TempDir tmp("untracked");
+  const fs::path repo = committed_fixture(tmp.path());
+  mmaemu::testing::spit(repo / "logs" / "T1.json", "{\"signed\": false}\n");
+  // The stray file does break the tree's tests: the logs check fails on it.
+  const auto check = mmaemu::support::run_process(
+      {"cmake", "-DLOG_DIR=" + (repo / "logs").string(), "-P",
+       (repo / "check_logs.cmake").string()});
+  EXPECT_NE(check.exit_code, 0) << check.output;
+  EXPECT_THAT(check.output, ::testing::HasSubstr("T1.json is not signed"));
+
+  const RepositoryListing listing = list_repository_files(repo);
+  EXPECT_EQ(listing.method, "git");
+  EXPECT_TRUE(contains(listing.files, "logs/T0.json"));
+  EXPECT_TRUE(contains(listing.files, "arith.cpp"));
+  EXPECT_FALSE(contains(listing.files, "logs/T1.json"));
+  EXPECT_EQ(listing.untracked, std::vector<std::string>{"logs/T1.json"});
+  EXPECT_EQ(listing.untracked_count, 1u);
+
+  static const Catalogue c = load_catalogue(kFixture / "catalogue.json");
+  CampaignOptions o = options("schema");
+  o.source_dir = repo;
+  const CampaignResult r = run_campaign(c, o);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  const auto& clean = schema_run();
+  ASSERT_EQ(r.results.size(), clean.results.size());
+  for (std::size_t i = 0; i < r.results.size(); ++i) {
+    const auto& m = r.results[i];
+    EXPECT_EQ(outcome_name(m.outcome), std::string(outcome_name(clean.results[i].outcome)))
+        << m.mutant->id << ": " << m.detail;
+    EXPECT_EQ(m.killed_by, clean.results[i].killed_by) << m.mutant->id;
+    EXPECT_EQ(m.as_expected, clean.results[i].as_expected) << m.mutant->id;
+  }
+  const auto& id = find(r, "identity_add");
+  EXPECT_EQ(id.outcome, MutantOutcome::survived) << id.detail;
+  EXPECT_EQ(id.tests_run, 3u);
+}
+
+// Outside a git checkout (an unpacked tarball) there is no tracked set: every file outside
+// build*/ is copied, and the listing says so.
+TEST(Campaign, OutsideAGitCheckoutEveryFileIsCopied) {
+  mmaemu::testing::TempDir tmp("walk");
+  const fs::path tree = tmp / "tree";
+  fs::copy(kFixture, tree, fs::copy_options::recursive);
+  mmaemu::testing::spit(tree / "logs" / "T1.json", "{\"signed\": false}\n");
+  fs::create_directories(tree / "build-x");
+  mmaemu::testing::spit(tree / "build-x" / "CMakeCache.txt", "");
+  const RepositoryListing listing = list_repository_files(tree);
+  EXPECT_EQ(listing.method, "walk");
+  EXPECT_TRUE(contains(listing.files, "logs/T1.json"));
+  EXPECT_TRUE(contains(listing.files, "arith.cpp"));
+  EXPECT_FALSE(contains(listing.files, "build-x/CMakeCache.txt"));
+  EXPECT_EQ(listing.untracked_count, 0u);
+}
+
+// A checkout whose files git cannot list stops the campaign instead of copying every file.
+TEST(Campaign, ACheckoutGitCannotListIsAnErrorNotACopyOfEveryFile) {
+  mmaemu::testing::TempDir tmp("badgit");
+  const fs::path tree = tmp / "tree";
+  fs::copy(kFixture, tree, fs::copy_options::recursive);
+  mmaemu::testing::spit(tree / ".git", "gitdir: " + (tmp / "nowhere").string() + "\n");
+  try {
+    list_repository_files(tree);
+    FAIL() << "listed a checkout that git cannot read";
+  } catch (const WorkspaceError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("tracked files only")) << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(tree.string())) << e.what();
+  }
+  CampaignOptions o = options("schema");
+  o.source_dir = tree;
+  static const Catalogue c = load_catalogue(kFixture / "catalogue.json");
+  const CampaignResult r = run_campaign(c, o);
+  EXPECT_THAT(r.error, ::testing::HasSubstr("tracked files only"));
+}
+
+// The mutation score: killed over the mutants expected killed (identity and equivalent mutants
+// left out; a timeout or a crash counts as killed), held to the layer's target in integers.
+TEST(Campaign, ScoreIsKilledOverNonEquivalentAgainstTheLayersTarget) {
+  std::vector<Mutant> ms;
+  auto add = [&](const std::string& id, const std::string& group, Expect e) {
+    Mutant m;
+    m.id = id;
+    m.group = group;
+    m.expect = e;
+    ms.push_back(m);
+  };
+  for (int i = 0; i < 20; ++i)
+    add("signing.m" + std::to_string(i), "signing", Expect::killed);
+  add("signing.eq", "signing", Expect::equivalent);
+  for (int i = 0; i < 20; ++i)
+    add("plan.m" + std::to_string(i), "plan", Expect::killed);
+  add("identity_x", "control", Expect::survives);
+  add("control_sign_flip", "control", Expect::killed);
+  CampaignResult r;
+  for (const auto& m : ms) {
+    MutantResult x;
+    x.mutant = &m;
+    x.outcome = m.expect == Expect::killed ? MutantOutcome::killed : MutantOutcome::survived;
+    r.results.push_back(x);
+  }
+  auto set = [&](const std::string& id, MutantOutcome o) {
+    for (auto& x : r.results) {
+      if (x.mutant->id == id)
+        x.outcome = o;
+    }
+  };
+  set("signing.m0", MutantOutcome::survived); // 19 of 20: exactly 95%
+  set("signing.m1", MutantOutcome::timeout);  // still detected
+  set("plan.m0", MutantOutcome::survived);    // 19 of 20: under the model's 100%
+  set("plan.m1", MutantOutcome::crash);
+  const auto table = group_table(r);
+  ASSERT_EQ(table.size(), 3u);
+  EXPECT_EQ(table[0]["group"], "control");
+  EXPECT_EQ(table[0]["score"]["killed"], 1);
+  EXPECT_EQ(table[0]["score"]["non_equivalent"], 1);
+  EXPECT_EQ(table[0]["score"]["meets_target"], true);
+  EXPECT_EQ(table[1]["group"], "plan");
+  EXPECT_EQ(table[1]["layer"], "modelling");
+  EXPECT_EQ(table[1]["score"]["killed"], 19);
+  EXPECT_EQ(table[1]["score"]["non_equivalent"], 20);
+  EXPECT_EQ(table[1]["score"]["target_percent"], 100);
+  EXPECT_EQ(table[1]["score"]["meets_target"], false);
+  EXPECT_EQ(table[2]["group"], "signing");
+  EXPECT_EQ(table[2]["layer"], "harness");
+  EXPECT_EQ(table[2]["score"]["killed"], 19);
+  EXPECT_EQ(table[2]["score"]["non_equivalent"], 20);
+  EXPECT_EQ(table[2]["score"]["target_percent"], 95);
+  EXPECT_EQ(table[2]["score"]["meets_target"], true);
+  EXPECT_EQ(table[2]["equivalent"], 1);
+  // 19 of 20 is 95.0 percent; compared as numbers, not text.
+  EXPECT_LT(std::abs(table[2]["score"]["percent"].get<double>() - 95.0), 1e-9);
+  set("signing.m2", MutantOutcome::survived); // 18 of 20: under 95%
+  EXPECT_EQ(group_table(r)[2]["score"]["meets_target"], false);
+
+  const auto summary = score_summary(r);
+  EXPECT_EQ(summary["overall"]["killed"], 1 + 19 + 18);
+  EXPECT_EQ(summary["overall"]["non_equivalent"], 41);
+  EXPECT_FALSE(summary["overall"].contains("target_percent"));
+  ASSERT_EQ(summary["layers"].size(), 3u);
+  EXPECT_EQ(summary["layers"][1]["layer"], "modelling");
+  const auto lines = score_lines(group_table(r), summary);
+  ASSERT_EQ(lines.size(), 1u + 3u + 3u + 1u);
+  EXPECT_THAT(lines[3], ::testing::HasSubstr("signing"));
+  EXPECT_THAT(lines[3], ::testing::HasSubstr("18/20 killed"));
+  EXPECT_THAT(lines[3], ::testing::HasSubstr("90.0%"));
+  EXPECT_THAT(lines[3], ::testing::HasSubstr("UNDER TARGET"));
+  EXPECT_THAT(lines.back(), ::testing::HasSubstr("38/41 killed"));
+
+  // A selection without a mutant to kill has no percentage, and nothing to miss.
+  CampaignResult only_identity;
+  MutantResult x;
+  x.mutant = &ms[41];
+  x.outcome = MutantOutcome::survived;
+  only_identity.results.push_back(x);
+  const auto t = group_table(only_identity);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t[0]["score"]["percent"].is_null());
+  EXPECT_EQ(t[0]["score"]["meets_target"], true);
 }

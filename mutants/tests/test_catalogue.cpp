@@ -134,3 +134,33 @@ TEST(Catalogue, DeepNestingIsRefusedBeforeItIsBuilt) {
     EXPECT_THAT(e.what(), HasSubstr("deep.json: nested deeper than 8 levels"));
   }
 }
+
+// The harness groups of issue 19 parse like the modelling ones, and every group's layer is the
+// table's: the model's groups are held to 100%, the harness's to 95%, the control to 100%.
+TEST(Catalogue, HarnessGroupsAreAcceptedWithTheirLayer) {
+  const std::vector<std::pair<std::string, Layer>> want = {
+      {"control", Layer::control},      {"instruction_model", Layer::modelling},
+      {"plan", Layer::modelling},       {"epilogue", Layer::modelling},
+      {"api", Layer::modelling},        {"fast_reference", Layer::modelling},
+      {"kernel", Layer::modelling},     {"replay", Layer::harness},
+      {"gates", Layer::harness},        {"manifest", Layer::harness},
+      {"recordings", Layer::harness},   {"profiles", Layer::harness},
+      {"signing", Layer::harness},      {"tiers", Layer::harness}};
+  ASSERT_EQ(catalogue_groups().size(), want.size());
+  json list = json::array({mutant("control_sign_flip")});
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(catalogue_groups()[i], want[i].first);
+    EXPECT_EQ(group_layer(want[i].first), want[i].second) << want[i].first;
+    json m = mutant(want[i].first + ".m");
+    m["group"] = want[i].first;
+    list.push_back(m);
+  }
+  const Catalogue c = parse_catalogue(doc(list).dump(), "cat.json");
+  ASSERT_EQ(c.mutants.size(), want.size() + 1);
+  EXPECT_EQ(c.mutants.back().group, "tiers");
+  EXPECT_EQ(kill_target_percent(Layer::modelling), 100u);
+  EXPECT_EQ(kill_target_percent(Layer::control), 100u);
+  EXPECT_EQ(kill_target_percent(Layer::harness), 95u);
+  EXPECT_STREQ(layer_name(Layer::harness), "harness");
+  EXPECT_THROW(group_layer("misc"), std::invalid_argument);
+}

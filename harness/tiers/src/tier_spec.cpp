@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "mmaemu/mutants/catalogue.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
@@ -306,6 +307,29 @@ void check_run(Reader& runr, const std::string& kind) {
       }
       if (runr.str("exclude_why", false).empty())
         runr.fail_key("exclude_why", "must say why exclude_tests leaves those tests out");
+    }
+    // first_tests: {"<group>": "<ctest name regex>"}, the tests a mutant of that group runs
+    // first; the same tests run, so only its reason is needed, not a proof.
+    if (const json* first = runr.object("first_tests")) {
+      for (const auto& [group, regex] : first->items()) {
+        const auto& groups = mutants::catalogue_groups();
+        if (std::find(groups.begin(), groups.end(), group) == groups.end())
+          runr.fail_key("first_tests", "names '" + support::printable(group) +
+                                           "', which is not a mutant group");
+        bool ok = regex.is_string() && !regex.get<std::string>().empty();
+        if (ok) {
+          try {
+            (void)std::regex(regex.get<std::string>(), std::regex::ECMAScript);
+          } catch (const std::regex_error&) {
+            ok = false;
+          }
+        }
+        if (!ok)
+          runr.fail_key("first_tests", "'" + support::printable(group) +
+                                           "' must map to a regular expression on test names");
+      }
+      if (runr.str("first_tests_why", false).empty())
+        runr.fail_key("first_tests_why", "must say why first_tests runs those tests first");
     }
   } else if (kind == "device") {
     runr.integer("device", 63);

@@ -9,7 +9,9 @@
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/mutants/campaign.hpp"
 #include "mmaemu/mutants/rewriter.hpp"
+#include "mmaemu/mutants/workspace.hpp"
 #include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/text.hpp"
 #include "tier_kinds.hpp"
 
 namespace mmaemu::harness::detail {
@@ -72,6 +74,31 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     return;
   }
 
+  // What the copies hold: the tracked files (a git checkout), or every file (no checkout). A git
+  // checkout that git cannot list is an ERROR, not a copy of every file.
+  mutants::RepositoryListing listing;
+  try {
+    listing = mutants::list_repository_files(source);
+  } catch (const mutants::WorkspaceError& e) {
+    r.verdict = Outcome::error;
+    r.reason = e.what();
+    return;
+  }
+  const json copy = {
+      {"method", listing.method},
+      {"files", listing.files.size()},
+      {"what", listing.method == "git"
+                   ? "the files git tracks, as in the working tree (the log's git.dirty says "
+                     "whether they differ from the commit); untracked files left out"
+                   : "no git checkout: every file outside build*/ and .git/"},
+      {"untracked_left_out", listing.untracked_count},
+      {"untracked_examples", listing.untracked}};
+  if (listing.untracked_count > 0) {
+    std::fprintf(opt.text, "%s: %zu untracked file(s) left out of the copies (e.g. %s)\n",
+                 t.name.c_str(), listing.untracked_count,
+                 support::printable(listing.untracked.front(), 200).c_str());
+  }
+
   mutants::CampaignOptions co;
   co.tier =
       !opt.mutants.tier.empty() ? opt.mutants.tier : t.run.value("mutant_tier", std::string("cpu"));
@@ -87,6 +114,10 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   if (opt.layout.build_dir)
     co.schema_dir = fs::absolute(*opt.layout.build_dir) / "mutants-schema";
   co.plan.exclude_name_regex = t.run.value("exclude_tests", std::string());
+  if (const auto ft = t.run.find("first_tests"); ft != t.run.end() && ft->is_object()) {
+    for (const auto& [group, regex] : ft->items())
+      co.plan.first_tests[group] = regex.get<std::string>();
+  }
   if (co.tier == "gpu") {
     // Kernel mutants must reach the GPU through NVRTC: plain rewrites, judged by T3.
     co.mode = "rewrite";
@@ -120,6 +151,8 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   if (opt.progress && begun)
     opt.progress->end();
 
+  const json groups = mutants::group_table(res);
+  const json summary = mutants::score_summary(res);
   json list = json::array();
   double mutant_seconds = 0;
   for (const auto& m : res.results) {
@@ -138,6 +171,8 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
       {"mutant_tier", co.tier},
       {"excluded_tests", co.plan.exclude_name_regex},
       {"excluded_why", t.run.value("exclude_why", std::string())},
+      {"first_tests", co.plan.first_tests},
+      {"first_tests_why", t.run.value("first_tests_why", std::string())},
       {"mode", res.mode},
       {"jobs", co.jobs},
       {"only", co.only},
@@ -146,12 +181,29 @@ void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
       {"setup_seconds", res.setup_seconds},
       {"campaign_seconds", res.seconds},
       {"mean_mutant_seconds", res.results.empty() ? 0.0 : mutant_seconds / res.results.size()},
-      {"groups", mutants::group_table(res)},
+      {"copy", copy},
+      {"groups", groups},
+      {"score", summary},
       {"mutants", list}};
+  for (const auto& line : mutants::score_lines(groups, summary))
+    std::fprintf(opt.text, "%s: %s\n", t.name.c_str(), line.c_str());
   if (!res.error.empty()) {
     r.verdict = Outcome::error;
     r.reason = res.error;
     return;
+  }
+  // The mutation score of each group against its layer's target (100% for the control and the
+  // model, 95% for the harness): a group under it fails the run.
+  for (const auto& g : groups) {
+    const json& sc = g["score"];
+    if (sc["non_equivalent"].get<std::size_t>() == 0)
+      continue;
+    r.check({"T4/score/" + g["group"].get<std::string>(), sc["meets_target"].get<bool>(),
+             std::to_string(sc["killed"].get<std::size_t>()) + " of " +
+                 std::to_string(sc["non_equivalent"].get<std::size_t>()) +
+                 " non-equivalent mutants killed, target " +
+                 std::to_string(sc["target_percent"].get<unsigned>()) + "% (" +
+                 g["layer"].get<std::string>() + " layer)"});
   }
   // A whole run must show that the injection is sound and that a sign flip is caught.
   if (co.only.empty() && !opt.shard.active() && co.tier == "cpu") {

@@ -5,6 +5,7 @@
 // the catalogue expects of it.
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,7 +51,18 @@ struct TierPlan {
   std::string exclude_name_regex;
   bool with_t1 = true;  // `mmaemu tier run T1 --no-log` of the copy, first
   bool with_t3 = false; // `mmaemu tier run T3 --no-log` of the copy (GPU tier)
+  // Per group: a regex on ctest names (run.first_tests, with its reason in
+  // run.first_tests_why) whose tests a mutant of that group runs first, before T1 and the rest,
+  // which follow in their usual order. The same tests run either way: only the time to the
+  // first failure (and which failing test is named) changes.
+  std::map<std::string, std::string> first_tests;
 };
+
+// The tests of `tests` in the order a mutant of `group` runs them: those whose name matches
+// plan.first_tests[group] first, in their order, then the others, in theirs.
+// std::invalid_argument for a bad regex.
+std::vector<PlannedTest> tests_for_group(const std::vector<PlannedTest>& tests,
+                                         const TierPlan& plan, const std::string& group);
 
 struct CampaignOptions {
   std::string tier = "cpu";    // cpu or gpu: the mutants whose tier it is
@@ -89,8 +101,27 @@ std::vector<const Mutant*> select_mutants(const Catalogue& c, const std::string&
 
 CampaignResult run_campaign(const Catalogue& c, const CampaignOptions& opt);
 
-// Per group: mutants, as expected, killed, survived, equivalent, identity, errors.
+// Per group with a selected mutant, in catalogue_groups() order: group, layer, mutants,
+// as_expected, killed, survived, equivalent, identity, errors, and its mutation score
+// (score_json).
 nlohmann::json group_table(const CampaignResult& r);
+
+// The mutation score of a set of results: {"killed": k, "non_equivalent": n, "percent": 100 k / n
+// (null when n is 0)} and, with a target t, "target_percent": t and "meets_target": k * 100 >=
+// t * n. The non-equivalent mutants are those the catalogue expects killed (not identity_*, not
+// equivalent); killed counts those among them whose tests did not pass (killed, timeout, crash).
+nlohmann::json score_json(const std::vector<const MutantResult*>& results,
+                          std::optional<unsigned> target_percent);
+
+// The score of the whole selection and of each layer with a selected mutant (the targets are
+// the groups'; the layers carry theirs, the whole selection none): {"overall": score,
+// "layers": [{"layer", ...score}]}.
+nlohmann::json score_summary(const CampaignResult& r);
+
+// The group table and the summary as text: a header, one line per group, one per layer and the
+// overall line ("signing  harness  9/9 killed  100.0%  (target 95%)"), a group under its target
+// marked UNDER TARGET.
+std::vector<std::string> score_lines(const nlohmann::json& groups, const nlohmann::json& summary);
 
 // One mutant as it goes into the log.
 nlohmann::json result_json(const MutantResult& r);

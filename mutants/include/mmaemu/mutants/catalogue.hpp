@@ -40,7 +40,7 @@ struct Edit {
 
 struct Mutant {
   std::string id;    // "<group>.<name>" or identity_* / control_sign_flip: [a-z0-9_.]
-  std::string group; // instruction_model, plan, epilogue, api, fast_reference, kernel, control
+  std::string group; // one of catalogue_groups()
   std::string description;
   std::string source; // where the decision comes from (a label in the report, never read)
   std::string tier;   // "cpu" or "gpu"
@@ -57,8 +57,35 @@ struct Catalogue {
 const char* expect_name(Expect e);
 const char* form_name(Form f);
 
-// The groups a mutant may name, in report order.
+// The layer a group belongs to: what its mutants edit, and so the kill target its score is held
+// to (kill_target_percent).
+enum class Layer {
+  control,   // identity_* and control_sign_flip: the injection itself
+  modelling, // the modelling decisions (instruction model, plan, epilogue, API, fast paths,
+             // kernels)
+  harness,   // the code that judges and records them (replay, gates, manifest, recordings,
+             // profiles, signing, tiers)
+};
+
+const char* layer_name(Layer l);
+
+// The least share of a group's non-equivalent mutants that must be killed, in percent: 100 for
+// the control and modelling layers, 95 for the harness layer (docs/testing.md, "Mutation score").
+unsigned kill_target_percent(Layer l);
+
+struct GroupInfo {
+  std::string name;
+  Layer layer;
+};
+
+// The groups a mutant may name, with their layers, in report order.
+const std::vector<GroupInfo>& catalogue_group_info();
+
+// Their names, in the same order.
 const std::vector<std::string>& catalogue_groups();
+
+// The layer of a group of catalogue_groups(); std::invalid_argument for another name.
+Layer group_layer(const std::string& group);
 
 // Parses catalogue text strictly: unknown or missing keys, wrong types, duplicate ids, a bad
 // id, group, tier, expect or form, an edit whose original is empty or equal to its replacement

@@ -43,7 +43,8 @@ void restore_files(const std::filesystem::path& root,
                    const std::map<std::string, std::string>& saved);
 
 // Checks that every edit of the catalogue applies to the tree at `root` (exactly one match per
-// original, files present). Returns one message per defect; empty when the catalogue fits.
+// original, files present and, in a git checkout, tracked: a mutant's copy holds the tracked
+// files only). Returns one message per defect; empty when the catalogue fits.
 std::vector<std::string> check_catalogue_applies(const std::filesystem::path& root,
                                                  const Catalogue& c);
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
-// A mutant's temporary copy of the repository: the tracked and untracked (not ignored) files
-// copied, large data (recordings/data, files of 512 KiB or more) hard-linked instead of copied
-// (copied across file systems), the
-// committed fatbins (kernels/bin) left out so that no fatbin test compares them with mutated
-// sources, and a build folder configured for incremental builds (ccache with the copy as its
-// base folder when ccache is installed, so that later copies hit the cache).
+// A mutant's temporary copy of the repository: the files git tracks, as they are in the working
+// tree (never an untracked file: a stray file in the source tree must not change what a mutant's
+// tests see), large data (recordings/data, files of 512 KiB or more) hard-linked instead of
+// copied (copied across file systems), the committed fatbins (kernels/bin) left out so that no
+// fatbin test compares them with mutated sources, and a build folder configured for incremental
+// builds (ccache with the copy as its base folder when ccache is installed, so that later copies
+// hit the cache). Outside a git checkout (a source tarball, an unpacked release) every file
+// except build*/ folders is copied: such a tree is taken as it is.
 
 #include <filesystem>
 #include <functional>
@@ -37,8 +39,26 @@ struct WorkspaceOptions {
   std::function<void(const std::string&)> on_line; // build output, line by line
 };
 
-// The files of `source_dir` that a copy holds (relative, sorted): `git ls-files -co
-// --exclude-standard` in a git checkout, else every file outside build*/ and .git/.
+// The files a copy of a source tree holds, and how they were found.
+struct RepositoryListing {
+  std::vector<std::string> files; // relative, '/'-separated, sorted
+  // "git": `git ls-files` (tracked files) of a checkout (source_dir/.git exists); "walk": no git
+  // checkout, every file outside build*/ and .git/.
+  std::string method;
+  // git: the untracked files that are not ignored (`git ls-files -o --exclude-standard`), which
+  // the copy leaves out; sorted, at most kMaxUntrackedListed, with their total count.
+  std::vector<std::string> untracked;
+  std::size_t untracked_count = 0;
+};
+
+inline constexpr std::size_t kMaxUntrackedListed = 20;
+
+// Lists the files of `source_dir` that a copy holds. WorkspaceError when source_dir is a git
+// checkout whose files git cannot list (git missing, a damaged repository): copying every file
+// instead would take untracked ones, so the campaign stops and says why.
+RepositoryListing list_repository_files(const std::filesystem::path& source_dir);
+
+// list_repository_files(source_dir).files.
 std::vector<std::string> repository_files(const std::filesystem::path& source_dir);
 
 // What a copy made with `opt` would hold (every file's path and content, the overrides, the
