@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "mmaemu/emulator/evidence.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
@@ -132,6 +133,7 @@ int run_release(const ReportArgs& a) {
     }
     keys = reports::load_trusted_keys(layout.keys_dir);
     rep = reports::build_release_report(layout.log_root, a.date, tiers, keys, ro);
+    rep.evidence = evidence::counts_lines();
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
