@@ -5,12 +5,15 @@
 // not be read (the others are still replayed and reported); else 1 if a case failed or could
 // not run; else 4 if nothing was tested (every case out of scope, or no case at all); else 0.
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/evidence.hpp"
+#include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/harness/replay.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
@@ -45,6 +48,63 @@ const char* verdict_of(const harness::ReplayResult& r) {
   if (r.tested() == 0)
     return "UNSUPPORTED";
   return "PASS";
+}
+
+// How much of what the replayed sets bear on is verified: the instruction-level counts of
+// each preset the mma sets ran, the GEMM-level counts of each profile the GEMM sets name.
+struct EvidenceLine {
+  std::string preset, profile, mode;
+  evidence::Level level = evidence::Level::instruction;
+  evidence::Counts counts;
+  std::string summary;
+};
+
+std::vector<EvidenceLine> evidence_lines(const harness::ReplayResult& r) {
+  namespace ev = evidence;
+  std::vector<EvidenceLine> out;
+  std::vector<std::string> presets, profiles;
+  for (const auto& s : r.sets) {
+    for (const auto& p : s.profiles) {
+      if (std::find(profiles.begin(), profiles.end(), p) == profiles.end())
+        profiles.push_back(p);
+    }
+    if (s.preset == "gemm" || s.preset == "gemm_call")
+      continue;
+    if (std::find(presets.begin(), presets.end(), s.preset) == presets.end())
+      presets.push_back(s.preset);
+  }
+  for (const auto& preset : presets) {
+    // The first shipped profile of that preset stands for its instruction level.
+    for (const auto& name : list_profiles()) {
+      const Profile& p = get_profile(name);
+      if (p.preset != preset)
+        continue;
+      EvidenceLine e;
+      e.preset = preset;
+      e.counts = ev::count(ev::profile_decisions(p, ev::Mode::fast), ev::Level::instruction);
+      e.summary = ev::summary_line(ev::Level::instruction, e.counts);
+      out.push_back(e);
+      break;
+    }
+  }
+  for (const auto& name : profiles) {
+    const Profile* p = nullptr;
+    try {
+      p = &get_profile_or_default(name);
+    } catch (const MmaemuError&) {
+      continue; // an unknown profile: its cases say so
+    }
+    for (ev::Mode m : {ev::Mode::slow, ev::Mode::fast}) {
+      EvidenceLine e;
+      e.profile = p->name;
+      e.mode = ev::mode_name(m);
+      e.level = ev::Level::gemm;
+      e.counts = ev::count(ev::profile_decisions(*p, m), ev::Level::gemm);
+      e.summary = ev::summary_line(ev::Level::gemm, e.counts);
+      out.push_back(e);
+    }
+  }
+  return out;
 }
 
 nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
@@ -107,6 +167,21 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
   j["errors"] = r.errors;
   j["unsupported"] = r.unsupported;
   j["verdict"] = verdict_of(r);
+  nlohmann::json ev = nlohmann::json::array();
+  for (const auto& e : evidence_lines(r)) {
+    nlohmann::json x = {
+        {"level", evidence::level_name(e.level)}, {"confirmed", e.counts.confirmed},
+        {"consistent", e.counts.consistent},      {"contradicted", e.counts.contradicted},
+        {"unverified", e.counts.unverified},      {"summary", e.summary}};
+    if (!e.preset.empty())
+      x["preset"] = e.preset;
+    if (!e.profile.empty()) {
+      x["profile"] = e.profile;
+      x["mode"] = e.mode;
+    }
+    ev.push_back(x);
+  }
+  j["evidence"] = ev;
   return j;
 }
 
@@ -183,6 +258,13 @@ int run_replay(const ReplayArgs& args) {
       error_line(std::string("--json: ") + e.what());
       return kUsage;
     }
+  }
+  for (const auto& e : evidence_lines(result)) {
+    if (!e.preset.empty())
+      std::printf("evidence    preset %s: %s\n", e.preset.c_str(), e.summary.c_str());
+    else
+      std::printf("evidence    profile %s, %s: %s\n", e.profile.c_str(), e.mode.c_str(),
+                  e.summary.c_str());
   }
   std::string closing = std::to_string(result.passed) + " passed, " +
                         std::to_string(result.failed + result.errors) + " failed";

@@ -149,6 +149,18 @@ py::dict profile_dict(const Profile& p) {
   } else {
     o["envelope"] = py::none();
   }
+  py::dict g;
+  g["split_grain"] = p.gemm.split_grain;
+  if (p.gemm.slow_block_from_preset)
+    g["slow_block"] = "preset";
+  else if (p.gemm.slow_block)
+    g["slow_block"] = *p.gemm.slow_block;
+  else
+    g["slow_block"] = "flat";
+  g["merge"] = partial_merge_name(p.gemm.merge);
+  g["scale_fold"] = scale_fold_name(p.gemm.scale_fold);
+  g["evidence"] = p.gemm.evidence;
+  o["gemm"] = g;
   return o;
 }
 

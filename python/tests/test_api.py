@@ -282,3 +282,32 @@ def test_testing_helpers():
         mmaemu.testing.assert_bitwise_equal(x, x[:2])
     with pytest.raises(AssertionError, match="^ctx: "):
         mmaemu.testing.assert_bitwise_equal(y, x, msg="ctx")
+
+
+def test_explain_lists_the_decisions_a_call_relies_on_with_their_status():
+    a, b = ones(16, 256), col_major(ones(16, 256))
+    plan = mmaemu.explain(a, b, ONE, ONE, out_dtype="bfloat16", use_fast_accum=False,
+                          profile="h100-sxm", splitk=(2, "contiguous"), fmt="e4m3")
+    assert plan.ok
+    ids = {e.id: e for e in plan.evidence}
+    assert isinstance(plan.evidence[0], mmaemu.DecisionEvidence)
+    # The GEMM level of the measured platform, slow accumulation, a split: the measured ones.
+    for d in ("plan.split_layout", "plan.slow_chunks", "plan.promotion", "plan.reduction",
+              "plan.alpha_before_reduction", "epilogue.scale"):
+        assert ids[d].status == "consistent", d
+        assert ids[d].sources == ("bitequiv-h100-cublaslt-13.1.1",), d
+    assert ids["epilogue.convert"].status == "unverified"
+    assert "plan.fast_chain" not in ids  # slow accumulation
+    assert "epilogue.scale_result" not in ids  # no scale_result
+    gemm = [s for s in plan.evidence_summary if s.startswith("GEMM level:")]
+    assert gemm == ["GEMM level: 6 consistent with bitequiv (H100, cuBLASLt 13.1.1), "
+                    "2 unverified"]
+    # E5M2 subnormal decoding is unverified (its mutant survives the replay of the recordings).
+    mixed = mmaemu.explain(a, col_major(ones(16, 256)), ONE, ONE, out_dtype="bfloat16",
+                           splitk=1, fmt=("e4m3", "e5m2"))
+    sub = [e for e in mixed.evidence if e.id == "model.e5m2_subnormal_decoding"]
+    assert sub and sub[0].status == "unverified"
+    # Fast accumulation was not measured: nothing is consistent with the measurement there.
+    fast = mmaemu.explain(a, b, ONE, ONE, out_dtype="bfloat16", use_fast_accum=True,
+                          profile="h100-sxm", splitk=(2, "contiguous"), fmt="e4m3")
+    assert all(e.status == "unverified" for e in fast.evidence if e.level == "GEMM")

@@ -208,6 +208,14 @@ std::string release_html(const ReleaseReport& r) {
     h += "</table>\n";
   }
 
+  if (!r.evidence.empty()) {
+    h += "<h2>Evidence</h2>\n<p>The status of the modelling decisions (docs/semantics.md), "
+         "counted per profile and accumulation mode:</p>\n<ul>\n";
+    for (const auto& line : r.evidence)
+      h += "<li>" + esc(line) + "</li>\n";
+    h += "</ul>\n";
+  }
+
   h += "<h2>Logs</h2>\n<table>\n<tr><th>file</th><th>tier</th><th>shard</th><th>verdict</th>"
        "<th>commit</th><th>host</th><th>signature</th></tr>\n";
   for (const auto& l : r.logs) {

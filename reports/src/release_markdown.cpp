@@ -90,6 +90,14 @@ std::string release_markdown(const ReleaseReport& r) {
     md += "\n";
   }
 
+  if (!r.evidence.empty()) {
+    md += "## Evidence\n\nThe status of the modelling decisions (docs/semantics.md), counted per "
+          "profile and accumulation mode:\n\n";
+    for (const auto& line : r.evidence)
+      md += "- " + cell(line) + "\n";
+    md += "\n";
+  }
+
   md += "## Logs\n\n| file | tier | shard | verdict | commit | host | signature |\n"
         "| --- | --- | --- | --- | --- | --- | --- |\n";
   std::set<std::string> commits, versions;

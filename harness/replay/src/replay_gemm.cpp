@@ -79,6 +79,12 @@ template <class Body> void run_case(CaseResult& r, const std::string& expect_err
   }
 }
 
+// The set's profiles, for the evidence counts of a replay ("" is the default profile).
+void note_profile(SetResult& s, const std::string& profile) {
+  if (std::find(s.profiles.begin(), s.profiles.end(), profile) == s.profiles.end())
+    s.profiles.push_back(profile);
+}
+
 // A set's result before its cases: where it came from; `kind` stands in the preset column.
 SetResult start_set(const std::string& name, const char* kind, const recordings::Attributes& attrs,
                     const std::string& file) {
@@ -425,6 +431,7 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
   SetResult s = start_set(batch.name, "gemm", batch.attrs, file);
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : batch.cases) {
+    note_profile(s, c.profile);
     CaseResult r;
     r.id = c.id;
     // Sizes beyond the emulator's limits or operands of the wrong length are a broken case
@@ -459,7 +466,8 @@ SetResult replay_gemm_batch(const recordings::GemmBatch& batch, const std::strin
         result = Tensor::zeros(c.out_dtype, {M, N});
         for (std::int64_t i = 0; i < M * N; ++i) {
           result.set_bits_flat(i, epilogue(acc.bits_flat(i), c.scale_a_bits, c.scale_b_bits,
-                                           c.scale_result_bits, c.out_dtype, false));
+                                           c.scale_result_bits, c.out_dtype, false,
+                                           profile_of(opt).gemm.scale_fold));
         }
       } else {
         ScaledMmCall call;
@@ -496,7 +504,9 @@ SetResult replay_gemm_call_batch(const recordings::GemmCallBatch& batch, const s
     // A malformed description is an ERROR of each of its outputs, naming the key.
     std::string parse_error;
     try {
-      parse_gemm_call(c.call_json, borrow(c.input_storage), borrow(c.mat2_storage));
+      const GemmCallArgs parsed =
+          parse_gemm_call(c.call_json, borrow(c.input_storage), borrow(c.mat2_storage));
+      note_profile(s, parsed.call.profile);
     } catch (const GemmCallError& e) {
       parse_error = support::printable(file, 256) + ": gemm_call '" + support::printable(c.id) +
                     "': " + e.what();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/harness/tier_log.hpp"
 
+#include "mmaemu/emulator/evidence.hpp"
 #include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/host_info.hpp"
 #include "mmaemu/reports/log_writer.hpp"
@@ -60,6 +61,8 @@ json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOpt
   j["details"] = result.details;
   if (!result.benchmarks.empty())
     j["benchmarks"] = result.benchmarks;
+  // How much of what the tier checks is verified: every profile's decision counts.
+  j["evidence"] = json::parse(evidence::counts_json_text());
   return j;
 }
 

@@ -37,9 +37,10 @@ struct SetResult {
   std::string name;   // the batch (set) name
   std::string preset; // mma: the preset; gemm kinds: "gemm" or "gemm_call"
   std::string gpu;
-  std::string backend;      // the backend that computed the cases ("reference", "cuda:h4")
-  std::string scope;        // the attribute scope ("out": not run), or empty
-  std::string expect_error; // the set's attribute expect_error, or empty
+  std::string backend;               // the backend that computed the cases ("reference", "cuda:h4")
+  std::string scope;                 // the attribute scope ("out": not run), or empty
+  std::string expect_error;          // the set's attribute expect_error, or empty
+  std::vector<std::string> profiles; // gemm kinds: the profiles its cases name, in first order
   std::size_t cases = 0, passed = 0, failed = 0, errors = 0, unsupported = 0;
   double seconds = 0.0;
   std::vector<CaseResult> results; // every case (gemm_call: every output), in recording order
