@@ -186,8 +186,9 @@ TEST(ShippedEvidence, TheMeasuredProfilesAreConsistentWithBitequivForSlowAccumul
       EXPECT_EQ(v.status, ev::Status::consistent) << profile << " " << id << ": " << v.why;
       EXPECT_EQ(v.text, "consistent with bitequiv (H100, cuBLASLt 13.1.1)") << id;
       EXPECT_EQ(v.sources, (std::vector<std::string>{"bitequiv-h100-cublaslt-13.1.1"})) << id;
-      if (ev::applies(*ev::registry().decision(id), mmaemu::get_profile(profile), ev::Mode::fast))
+      if (ev::applies(*ev::registry().decision(id), mmaemu::get_profile(profile), ev::Mode::fast)) {
         EXPECT_EQ(shipped(id, profile, ev::Mode::fast).status, ev::Status::unverified) << id;
+      }
     }
   }
   // The profiles the measurement does not cover stay unverified.
@@ -203,8 +204,9 @@ TEST(ShippedEvidence, NoShippedProfileIsLeftContradicted) {
     for (const auto& d : ev::registry().decisions) {
       for (ev::Mode m : {ev::Mode::slow, ev::Mode::fast}) {
         const auto mode = d.level == ev::Level::gemm ? std::optional<ev::Mode>(m) : std::nullopt;
-        if (ev::applies(d, p, mode))
+        if (ev::applies(d, p, mode)) {
           EXPECT_NE(ev::judge(d, p, mode).status, ev::Status::contradicted) << name << " " << d.id;
+        }
       }
     }
   }

@@ -54,8 +54,9 @@ TEST(EvidenceRegistry, EveryCatalogueMutantBelongsToADecisionOrToAGroupThatIsNon
 
 TEST(EvidenceRegistry, EveryRecordingItNamesIsCommitted) {
   for (const auto& s : mmaemu::evidence::registry().sources) {
-    if (s.kind == "hardware_recording")
+    if (s.kind == "hardware_recording") {
       EXPECT_TRUE(fs::is_regular_file(kSource / s.file)) << s.id << ": " << s.file;
+    }
   }
 }
 
