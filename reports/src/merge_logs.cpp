@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::reports {
@@ -13,16 +14,11 @@ namespace {
 using nlohmann::json;
 using support::printable;
 
+// The worst of the shards' verdicts by the one vocabulary's severity; an unknown verdict is
+// worse than anything.
 int verdict_rank(const std::string& v) {
-  if (v == "ERROR")
-    return 3;
-  if (v == "FAIL")
-    return 2;
-  if (v == "UNSUPPORTED")
-    return 1;
-  if (v == "PASS")
-    return 0;
-  return 4; // unknown verdicts are worse than anything
+  const auto o = outcome::parse_outcome(v);
+  return o ? outcome::severity(*o) : outcome::severity(outcome::Outcome::error) + 1;
 }
 
 // j[key] when it is an array, else an empty array; a reference into j (value() would copy).
@@ -186,7 +182,7 @@ json merge_checked(const std::vector<ShardLog>& shards) {
     const std::size_t total = fs.value("cases_total", std::size_t{0});
     std::vector<std::string> parts(n + 1);
     json out = fs;
-    std::size_t passed = 0, failed = 0, errors = 0, cnt = 0;
+    std::size_t passed = 0, failed = 0, errors = 0, cnt = 0, xfailed = 0, xpassed = 0;
     double sec = 0;
     for (std::size_t k = 1; k <= n; ++k) {
       const json* found = nullptr;
@@ -200,6 +196,8 @@ json merge_checked(const std::vector<ShardLog>& shards) {
       passed += found->value("passed", std::size_t{0});
       failed += found->value("failed", std::size_t{0});
       errors += found->value("errors", std::size_t{0});
+      xfailed += found->value("xfailed", std::size_t{0});
+      xpassed += found->value("xpassed", std::size_t{0});
       cnt += found->value("cases", std::size_t{0});
       sec += found->value("seconds", 0.0);
     }
@@ -228,6 +226,10 @@ json merge_checked(const std::vector<ShardLog>& shards) {
     out["passed"] = passed;
     out["failed"] = failed;
     out["errors"] = errors;
+    if (xfailed > 0)
+      out["xfailed"] = xfailed;
+    if (xpassed > 0)
+      out["xpassed"] = xpassed;
     out["cases"] = cnt;
     out["seconds"] = sec;
     sets.push_back(out);
