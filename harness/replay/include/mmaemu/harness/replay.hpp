@@ -102,10 +102,7 @@ struct ReplayResult {
   std::vector<SetResult> sets;
   std::vector<UnreadableFile> unreadable;
   std::size_t passed = 0, failed = 0, errors = 0, unsupported = 0, xfailed = 0, xpassed = 0;
-  // Cases that ran on the emulator and were judged (PASS or FAIL): zero means nothing was
-  // tested.
-  std::size_t tested() const { return passed + failed; }
-  // Every result by outcome, an unreadable file counted as an ERROR.
+  // Every result by outcome, an unreadable file counted as an ERROR (for the one verdict rule).
   outcome::Tally tally() const;
 };
 
@@ -145,8 +142,9 @@ struct ReplayRecording {
 };
 
 // Reads a recording for replay; a malformed gemm_call description makes the whole file
-// unreadable. Throws recordings::RecordingError or GemmCallError naming the file. `check` as
-// ReplayOptions::check_sha256 (a refusal is thrown as a RecordingError).
+// unreadable. Never throws for what the file holds: a file that cannot be read, parsed or
+// described has info.error (one line naming the file and, for a description, the call and
+// the key), with info.sha256 when its bytes were read; `check_sha256` as in ReplayOptions.
 ReplayRecording
 read_recording_for_replay(const std::filesystem::path& path,
                           const std::function<std::string(const std::string&)>& check_sha256 = {});
