@@ -166,11 +166,13 @@ int run_fill(const std::string& file, const std::string& json_out, std::int64_t 
     const recordings::Recording rec = recordings::read_recording(file);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& batch : rec.gemm_call) {
-      harness::check_gemm_calls(batch, file);
-      for (const auto& c : batch.calls) {
+      // Every description parsed once (a malformed one stops the fill before any output).
+      const std::vector<harness::GemmCallDesc> calls = harness::parse_gemm_calls(batch, file);
+      for (std::size_t ci = 0; ci < batch.calls.size(); ++ci) {
+        const recordings::GemmCall& c = batch.calls[ci];
         for (const auto& o : c.outputs) {
           harness::GemmCallArgs a;
-          harness::prepare_output_call(c, o, "reference", a);
+          harness::prepare_output_call(c, calls[ci], o, "reference", a);
           ScaledMmCall& sc = a.call;
           nlohmann::json j;
           try {

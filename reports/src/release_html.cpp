@@ -19,8 +19,8 @@ std::string esc(const std::string& s) {
 
 const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
-      {"PASS", "#2e7d32"},        {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},
-      {"UNSUPPORTED", "#9e9e9e"}, {"XFAIL", "#f9a825"}, {"MISSING", "#ffffff"}};
+      {"PASS", "#2e7d32"},  {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},  {"UNSUPPORTED", "#9e9e9e"},
+      {"XFAIL", "#f9a825"}, {"XPASS", "#ef6c00"}, {"MISSING", "#ffffff"}};
   return c;
 }
 

@@ -45,8 +45,14 @@ json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOpt
   j["cases"] = cases;
   if (!result.sets.empty()) {
     j["sets"] = result.sets;
+    std::string letters;
+    for (auto o : outcome::kAllOutcomes) {
+      letters += (letters.empty() ? "" : ", ") + std::string(1, outcome::outcome_letter(o)) + " " +
+                 outcome_name(o);
+    }
     j["outcome_letters"] = "sets[].outcomes: one letter per case of the set that this run took, "
-                           "in recording order (P PASS, F FAIL, E ERROR, U UNSUPPORTED, X XFAIL)";
+                           "in recording order (" +
+                           letters + ")";
   }
   j["totals"] = totals_json(result);
   j["verdict"] = outcome_name(result.verdict);
