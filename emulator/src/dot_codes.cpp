@@ -69,6 +69,51 @@ std::uint32_t round_sum(bool neg, std::uint64_t mag, int lsb_exp, const Preset& 
   return round_exact_bits(Format::fp16, neg, mag, lsb_exp, false, Overflow::infinity);
 }
 
+// late c (a custom preset's choice): the exact value s1 * 2^e1 + s2 * 2^e2 of the truncated
+// product sum and c, rounded into the accumulator format. The smaller is jammed into a sticky
+// bit when it lies more than 100 bits below the larger (far below any rounding position).
+std::uint32_t add_late_c(std::int64_t s1, int e1, std::int64_t s2, int e2, const Preset& p,
+                         Format acc) {
+  if (s1 == 0 && s2 == 0)
+    return 0u;
+  auto top = [](std::int64_t s, int e) {
+    return s == 0 ? -100000 : e + 63 - std::countl_zero(static_cast<std::uint64_t>(s < 0 ? -s : s));
+  };
+  const int bottom = std::max(top(s1, e1), top(s2, e2)) - 100;
+  auto place = [bottom](std::int64_t s, int e) -> __int128 {
+    if (s == 0)
+      return 0;
+    const auto mag = static_cast<std::uint64_t>(s < 0 ? -s : s);
+    unsigned __int128 v;
+    if (e >= bottom) {
+      v = static_cast<unsigned __int128>(mag) << (e - bottom);
+    } else {
+      const int d = bottom - e;
+      v = d >= 64 ? 1u : ((mag >> d) | ((mag & ((std::uint64_t{1} << d) - 1u)) != 0 ? 1u : 0u));
+    }
+    return s < 0 ? -static_cast<__int128>(v) : static_cast<__int128>(v);
+  };
+  const __int128 sum = place(s1, e1) + place(s2, e2);
+  if (sum == 0)
+    return 0u;
+  const bool neg = sum < 0;
+  unsigned __int128 mag = static_cast<unsigned __int128>(neg ? -sum : sum);
+  if (acc == Format::fp32)
+    return round_block_result(neg, mag, bottom, p);
+  // fp16: bring the magnitude below 2^64, the dropped bits jammed into bit 0 (sticky).
+  int lsb = bottom;
+  while ((mag >> 64) != 0) {
+    mag = (mag >> 1) | (mag & 1u);
+    ++lsb;
+  }
+  const auto m64 = static_cast<std::uint64_t>(mag);
+  if (p.half_out == HalfOutput::block_then_nearest) {
+    const std::uint32_t r32 = round_block_result(neg, m64, lsb, p);
+    return encode_binary32_bits(Format::fp16, r32, Overflow::infinity);
+  }
+  return round_exact_bits(Format::fp16, neg, m64, lsb, false, Overflow::infinity);
+}
+
 // The non-finite rule over a whole chain; true and `out` set when some operand or c is not
 // finite.
 bool nonfinite_result(const std::uint32_t* a, const std::uint32_t* b, std::size_t K,
@@ -187,7 +232,8 @@ std::uint32_t block_fma_codes(const std::uint32_t* a, const std::uint32_t* b, in
     E = std::max(E, exps[terms]);
     ++terms;
   }
-  if (cm != 0)
+  const bool c_in_block = cm != 0 && !p.late_c;
+  if (c_in_block)
     E = std::max(E, ec);
 
   // Step 5: each term truncated toward zero to a multiple of 2^(E - frac), summed exactly.
@@ -198,9 +244,13 @@ std::uint32_t block_fma_codes(const std::uint32_t* a, const std::uint32_t* b, in
     const auto t = static_cast<std::int64_t>(scale_floor(prod[i], exps[i] - fa - fb + p.frac - E));
     S += negs[i] ? -t : t;
   }
-  if (cm != 0) {
+  if (c_in_block) {
     const auto t = static_cast<std::int64_t>(scale_floor(cm, ec - 23 + p.frac - E));
     S += cneg ? -t : t;
+  }
+  if (p.late_c && cm != 0) {
+    const auto cs = static_cast<std::int64_t>(cm);
+    return add_late_c(S, E - p.frac, cneg ? -cs : cs, ec - 23, p, acc);
   }
   const bool neg = S < 0;
   return round_sum(neg, static_cast<std::uint64_t>(neg ? -S : S), E - p.frac, p, acc);

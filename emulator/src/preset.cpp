@@ -280,10 +280,6 @@ void validate_preset(const Preset& p) {
     throw ValueError("preset '" + p.name + "': half_out = " + half_output_name(p.half_out) +
                      " needs fp16 inputs (inputs = " + preset_inputs_name(p.inputs) + ")");
   }
-  if (p.late_c && p.inputs != PresetInputs::fp8) {
-    throw ValueError("preset '" + p.name + "': late_c is defined for FP8 inputs only (inputs = " +
-                     preset_inputs_name(p.inputs) + ")");
-  }
 }
 
 const Preset& get_preset(std::string_view name) {

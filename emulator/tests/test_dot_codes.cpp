@@ -281,6 +281,23 @@ TEST(DotCodes, BlocksChainThroughCAndTheFp16AccumulatorRoundsEachBlock) {
   EXPECT_TRUE(same_bits(0x4501u, dot_codes(a, b, 0u, v, fp16, Format::fp16), Format::fp16));
 }
 
+TEST(DotCodes, LateCAddsCExactlyAfterTheTruncatedProductSum) {
+  // -(1 + 2^-10) with c = 2^24 on ampere_fp16's fields (frac 24). In the block: E = 24, the
+  // product truncated to -1, 2^24 - 1 exactly. Late c: E = 0, the product kept whole,
+  // 2^24 - 1 - 2^-10 truncated toward zero at exponent 23: 2^24 - 2.
+  const Preset& p = mmaemu::get_preset_quiet("ampere_fp16");
+  Preset late = p;
+  late.late_c = true;
+  const std::vector<std::uint32_t> a{0xBC01u}, b{0x3C00u};
+  const FormatPair fp16{Format::fp16, Format::fp16};
+  EXPECT_TRUE(same_bits(0x4B7FFFFFu, dot_codes(a, b, 0x4B800000u, p, fp16), Format::fp32));
+  EXPECT_TRUE(same_bits(0x4B7FFFFEu, dot_codes(a, b, 0x4B800000u, late, fp16), Format::fp32));
+  // With an fp16 accumulator: c = 2048 (0x6800), product -(1 + 2^-10): in the block E = 11,
+  // the product truncated to a multiple of 2^-13: -(1 + 2^-10), then 2047 - 2^-10 to nearest
+  // fp16 (ulp 1 at 1024..2048): 2047 (0x67FF) either way; late c the same sum: 2047.
+  EXPECT_TRUE(same_bits(0x67FFu, dot_codes(a, b, 0x6800u, late, fp16, Format::fp16), Format::fp16));
+}
+
 TEST(DotCodes, ZeroSumIsPlusZeroAndEmptyChainReturnsC) {
   const Preset& p = mmaemu::get_preset_quiet("ada_bf16");
   const FormatPair bf{Format::bf16, Format::bf16};

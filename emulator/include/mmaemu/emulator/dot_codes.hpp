@@ -23,7 +23,8 @@ namespace mmaemu::model {
 // `nonfinite`, never clears it), from the finite accumulator value c in format acc:
 //  1. pairs with a zero factor are dropped; each other pair is the exact product
 //     sa*sb * 2^(ea+eb) with ea = max(floor(log2|a|), emin of a's format) (not renormalised);
-//  2. c != 0 is one more term (its binary32 exponent, -126 for subnormals);
+//  2. c != 0 is one more term (its binary32 exponent, -126 for subnormals), unless p.late_c:
+//     then c is added exactly to the truncated product sum before the rounding of step 4;
 //  3. E = max(the terms' exponents, p.min_exp); each term is truncated toward zero to a
 //     multiple of 2^(E - p.frac) and the signed terms are summed exactly;
 //  4. a zero sum is +0; otherwise acc fp32: the sum rounded to p.frac_out fraction bits by

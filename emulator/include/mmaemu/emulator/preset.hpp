@@ -58,8 +58,7 @@ struct Preset {
   static constexpr int kMaxNfma = 256;
 };
 
-// Throws ValueError naming the first field out of range (half_out needs fp16 inputs, and
-// late_c is defined for FP8 inputs only).
+// Throws ValueError naming the first field out of range (half_out needs fp16 inputs).
 void validate_preset(const Preset& p);
 
 // Whether the preset takes operands of formats a and b: e4m3/e5m2 for an FP8 preset, else both
