@@ -6,7 +6,10 @@
 
 #include "mmaemu/emulator/backend.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
+#include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
+#include "mmaemu/emulator/dot_codes.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/exact.hpp"
 #include "mmaemu/emulator/preset.hpp"
@@ -168,6 +171,27 @@ void run_mma_on_kernel(const recordings::MmaBatch& batch, const ChainFn& chain,
   }
 }
 
+// The chains of a batch of fp16, bf16 or tf32 operands (model::dot_codes). With an fp16
+// accumulator c and expect hold binary32 patterns of fp16 values: c is narrowed to its fp16
+// code (exact: check_batch) and the fp16 result widened back for the comparison.
+void replay_wide_batch(const recordings::MmaBatch& batch, const Preset& preset,
+                       std::vector<std::uint32_t>& actual) {
+  const std::size_t n = batch.size();
+  const model::FormatPair fmt{batch.fmt_a, batch.fmt_b};
+  if (batch.acc == Format::fp32) {
+    model::dot_codes_rows(batch.a_wide.data(), batch.b_wide.data(), batch.c.data(), n, batch.K,
+                          preset, fmt, Format::fp32, actual.data());
+    return;
+  }
+  std::vector<std::uint32_t> c16(n);
+  for (std::size_t i = 0; i < n; ++i)
+    c16[i] = encode_binary32_bits(batch.acc, batch.c[i], Overflow::infinity);
+  model::dot_codes_rows(batch.a_wide.data(), batch.b_wide.data(), c16.data(), n, batch.K, preset,
+                        fmt, batch.acc, actual.data());
+  for (auto& v : actual)
+    v = encode_exact_bits(Format::fp32, decode_bits(batch.acc, v), Overflow::infinity);
+}
+
 } // namespace
 
 SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
@@ -192,7 +216,10 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
     const Preset& preset = get_preset(batch.preset);
     const ChainBackend be = choose_backend({backend, &preset, {batch.fmt_a, batch.fmt_b}});
     r.backend = be.name;
-    if (be.chain) {
+    if (batch.wide()) {
+      // fp16, bf16 and tf32 operands: the reference model (no kernel takes them).
+      replay_wide_batch(batch, preset, actual);
+    } else if (be.chain) {
       run_mma_on_kernel(batch, be.chain, actual, why_not);
     } else {
       model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, preset,

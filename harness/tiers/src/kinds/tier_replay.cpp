@@ -43,16 +43,26 @@ recordings::MmaBatch select_rows(const recordings::MmaBatch& b, const Shard& sha
   s.ids.clear();
   s.a.clear();
   s.b.clear();
+  s.a_wide.clear();
+  s.b_wide.clear();
   s.c.clear();
   s.expect.clear();
+  // Rows [i*K, (i+1)*K) of an operand array (FP8 codes, or the wide formats' codes).
+  const auto take = [&](auto& to, const auto& from, std::size_t i) {
+    to.insert(to.end(), from.begin() + static_cast<std::ptrdiff_t>(i * b.K),
+              from.begin() + static_cast<std::ptrdiff_t>((i + 1) * b.K));
+  };
   for (std::size_t i = 0; i < b.size(); ++i) {
     if (!shard.selects(i))
       continue;
     s.ids.push_back(b.ids[i]);
-    s.a.insert(s.a.end(), b.a.begin() + static_cast<std::ptrdiff_t>(i * b.K),
-               b.a.begin() + static_cast<std::ptrdiff_t>((i + 1) * b.K));
-    s.b.insert(s.b.end(), b.b.begin() + static_cast<std::ptrdiff_t>(i * b.K),
-               b.b.begin() + static_cast<std::ptrdiff_t>((i + 1) * b.K));
+    if (b.wide()) {
+      take(s.a_wide, b.a_wide, i);
+      take(s.b_wide, b.b_wide, i);
+    } else {
+      take(s.a, b.a, i);
+      take(s.b, b.b, i);
+    }
     s.c.push_back(b.c[i]);
     s.expect.push_back(b.expect[i]);
   }
