@@ -107,6 +107,7 @@ nlohmann::json show_json(const std::string& file, const recordings::Recording& r
                     {"fmt_b", format_name(b.fmt_b)},
                     {"preset", b.preset},
                     {"c_policy", b.c_policy},
+                    {"acc", format_name(b.acc)},
                     {"attrs", b.attrs}});
   }
   j["sets"] = sets;
@@ -137,9 +138,9 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
     for (const auto& [k, v] : rec.attrs)
       std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     for (const auto& b : rec.mma) {
-      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s\n",
+      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s, accumulator %s\n",
                   shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
-                  shown(b.preset).c_str(), shown(b.c_policy).c_str());
+                  shown(b.preset).c_str(), shown(b.c_policy).c_str(), format_name(b.acc));
       for (const auto& [k, v] : b.attrs)
         std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     }

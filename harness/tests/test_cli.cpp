@@ -404,6 +404,38 @@ TEST(Cli, DotOfOneTimesOneIsOne) {
   EXPECT_EQ(last_line(r.out).substr(0, 10), "0x3f800000") << r.all();
 }
 
+// Hand-derived: eight products of (1 + 2^-10) x 1 on ampere_fp16 (one block of 8) are
+// 8 + 2^-7 exactly: binary32 0x41002000, and with an fp16 accumulator 0x4801.
+TEST(Cli, DotOfFp16BfAndTf32CodesUsesTheirPresets) {
+  std::vector<std::string> args{"dot",  "--fmt-a",  "fp16",        "--fmt-b",
+                                "fp16", "--preset", "ampere_fp16", "--a"};
+  for (int i = 0; i < 8; ++i)
+    args.push_back("3c01");
+  args.push_back("--b");
+  for (int i = 0; i < 8; ++i)
+    args.push_back("3c00");
+  auto r = run_cli(args);
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x41002000") << r.all();
+  args.insert(args.end(), {"--acc", "fp16"});
+  r = run_cli(args);
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 6), "0x4801") << r.all();
+  // tf32 values as their binary32 patterns: 1.5 * 2 + 0.25 * 4 = 4.
+  r = run_cli({"dot", "--fmt-a", "tf32", "--fmt-b", "tf32", "--preset", "ada_tf32", "--a",
+               "3fc00000", "3e800000", "--b", "40000000", "40800000"});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x40800000") << r.all();
+  // A pattern with low bits is not a tf32 value; an FP8 preset takes no fp16 codes.
+  r = run_cli({"dot", "--fmt-a", "tf32", "--fmt-b", "tf32", "--preset", "ada_tf32", "--a",
+               "3fc00001", "--b", "40000000"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("'3fc00001' is not a tf32 value"));
+  r = run_cli({"dot", "--fmt-a", "fp16", "--fmt-b", "fp16", "--a", "3c00", "--b", "3c00"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("preset 'hopper' takes e4m3 or e5m2"));
+}
+
 TEST(Cli, DotWithBadCodeExitsTwo) {
   const auto r = run_cli({"dot", "--a", "zz", "--b", "38"});
   EXPECT_EQ(r.status, 2) << r.all();

@@ -30,6 +30,8 @@ class Preset:
     maturity: str = "custom"
     validated_scope: str = ""
     evidence: str = ""
+    inputs: str = "fp8"  # "fp8", "fp16", "bf16" or "tf32"
+    half_out: str = "none"  # fp16 accumulator: "none", "block_then_nearest", "sum_to_nearest"
 
     def __post_init__(self):
         if self.maturity == "custom":
@@ -39,7 +41,7 @@ class Preset:
         return {"name": self.name, "nfma": int(self.nfma), "frac": int(self.frac),
                 "frac_out": int(self.frac_out), "rounding": self.rounding,
                 "min_exp": int(self.min_exp), "late_c": bool(self.late_c),
-                "slow_chunk": self.slow_chunk}
+                "slow_chunk": self.slow_chunk, "inputs": self.inputs, "half_out": self.half_out}
 
 
 def _preset_from(d):

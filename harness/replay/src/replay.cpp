@@ -9,7 +9,10 @@
 
 #include "mmaemu/emulator/backend.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
+#include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
+#include "mmaemu/emulator/dot_codes.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/exact.hpp"
 #include "mmaemu/emulator/preset.hpp"
@@ -89,6 +92,27 @@ void run_mma_on_kernel(const recordings::MmaBatch& batch, const std::vector<std:
   }
 }
 
+// The chains of the selected cases of a batch of fp16, bf16 or tf32 operands
+// (model::dot_codes), in place. With an fp16 accumulator c and expect hold binary32 patterns
+// of fp16 values: c is narrowed to its fp16 code (exact: check_batch) and the fp16 result
+// widened back for the comparison.
+void replay_wide_batch(const recordings::MmaBatch& batch, const std::vector<std::size_t>& sel,
+                       const Preset& preset, std::vector<std::uint32_t>& actual) {
+  const model::FormatPair fmt{batch.fmt_a, batch.fmt_b};
+  const std::size_t K = batch.K;
+  for (std::size_t j = 0; j < sel.size(); ++j) {
+    const std::size_t i = sel[j];
+    std::uint32_t c = batch.c[i];
+    if (batch.acc != Format::fp32)
+      c = encode_binary32_bits(batch.acc, c, Overflow::infinity);
+    model::dot_codes_rows(batch.a_wide.data() + i * K, batch.b_wide.data() + i * K, &c, 1, K,
+                          preset, fmt, batch.acc, &actual[j]);
+    if (batch.acc != Format::fp32)
+      actual[j] =
+          encode_exact_bits(Format::fp32, decode_bits(batch.acc, actual[j]), Overflow::infinity);
+  }
+}
+
 } // namespace
 
 outcome::Tally SetResult::tally() const {
@@ -140,7 +164,10 @@ SetResult replay_mma(const recordings::MmaBatch& batch, const std::string& file,
     const Preset& preset = get_preset(batch.preset);
     const ChainBackend be = choose_backend({opt.backend, &preset, {batch.fmt_a, batch.fmt_b}});
     r.backend = be.name;
-    if (be.chain) {
+    if (batch.wide()) {
+      // fp16, bf16 and tf32 operands: the reference model (no kernel takes them).
+      replay_wide_batch(batch, sel, preset, actual);
+    } else if (be.chain) {
       run_mma_on_kernel(batch, sel, be.chain, actual, why_not);
     } else if (opt.filter.all()) {
       model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), batch.size(), batch.K, preset,
