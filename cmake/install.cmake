@@ -15,6 +15,7 @@ include(CMakePackageConfigHelpers)
 
 set(MMAEMU_INSTALL_CMAKEDIR lib/cmake/mmaemu)
 set(_mmaemu_export_names
+  mmaemu_outcome outcome
   mmaemu_support support
   mmaemu_emulator emulator
   mmaemu_kernels kernels
@@ -38,7 +39,7 @@ install(TARGETS ${_mmaemu_libs} mmaemu
   LIBRARY DESTINATION lib
   ARCHIVE DESTINATION lib
   INCLUDES DESTINATION include)
-foreach(_area support emulator kernels recordings reports mutants harness/replay harness/tiers)
+foreach(_area outcome support emulator kernels recordings reports mutants harness/replay harness/tiers)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_area}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_area}/include/ DESTINATION include
       FILES_MATCHING PATTERN "*.hpp")

@@ -142,7 +142,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   const SplitDecision d = resolve_splitk(q, profile, opt.splitk);
   if (decision)
     *decision = d;
-  if (!use_fast_accum && !preset.slow_chunk) {
+  if (!use_fast_accum && !slow_accumulation_characterised(profile, preset)) {
     throw UnsupportedFeatureError("use_fast_accum=False: preset '" + preset.name +
                                   "' has no characterised slow accumulation (slow_chunk none)");
   }
@@ -165,7 +165,9 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
 
   const model::PlanDecisions& dec = model::decisions();
   const std::size_t MN = op.M * op.N;
-  const auto parts = dec.split_layout(op.K, d.S, preset);
+  const auto parts = dec.split_layout(op.K, d.S, profile.gemm.split_grain);
+  // The k block of slow accumulation (none: flat, one chain over each slice).
+  const std::optional<int> slow_block = slow_block_of(profile, preset);
   // S partial [M, N] results are kept: S * M * N values within the storage limit.
   std::int64_t partial_elems = 0;
   if (__builtin_mul_overflow(static_cast<std::int64_t>(parts.size()), M * N, &partial_elems) ||
@@ -177,16 +179,16 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   }
   // The plan: for each part, its chunks (one for fast accumulation), each a chain from +0.
   model::ChainPlan plan;
-  if (!use_fast_accum)
+  if (!use_fast_accum && slow_block)
     plan.promote = dec.promote;
   for (std::size_t s = 0; s < parts.size(); ++s) {
     std::vector<model::KRange>& chunks = plan.parts.emplace_back();
     if (parts[s].first >= parts[s].second)
       continue; // an empty part is +0
-    if (use_fast_accum) {
+    if (use_fast_accum || !slow_block) {
       chunks.push_back(parts[s]);
     } else {
-      for (const auto& c : dec.slow_chunks(parts[s], *preset.slow_chunk))
+      for (const auto& c : dec.slow_chunks(parts[s], *slow_block))
         chunks.emplace_back(c.first, c.second);
     }
   }
@@ -219,7 +221,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
     const auto [sa, sb] = *opt.scales_before_reduction;
     for (std::uint32_t* part : part_out) {
       for (std::size_t i = 0; i < MN; ++i)
-        part[i] = dec.scale(part[i], sa, sb);
+        part[i] = model::apply_scale(profile.gemm.scale_fold, part[i], sa, sb);
     }
   }
   // The result is a contiguous fp32 tensor: write its little-endian storage directly.
@@ -234,10 +236,13 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
         put(i, partials[i]);
     }
   } else {
+    // The profile's merge order: the partials reach a sequential reduction in slice order
+    // (forward) or from the last slice back (reverse); the pairwise tree is its own order.
+    const bool reversed = profile.gemm.merge == PartialMerge::reverse && d.scheme != "pairwise";
     std::vector<std::uint32_t> gathered(parts.size());
     for (std::size_t i = 0; i < MN; ++i) {
       for (std::size_t s = 0; s < parts.size(); ++s)
-        gathered[s] = partials[s * MN + i];
+        gathered[reversed ? parts.size() - 1 - s : s] = partials[s * MN + i];
       put(i, dec.reduce(gathered.data(), static_cast<int>(parts.size()), d.scheme));
     }
   }
@@ -253,8 +258,10 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
         std::uint32_t v =
             model::dot(std::span(pa, static_cast<std::size_t>(K)),
                        std::span(pb, static_cast<std::size_t>(K)), 0u, preset, op.fmt);
-        if (prescale)
-          v = dec.scale(v, opt.scales_before_reduction->first, opt.scales_before_reduction->second);
+        if (prescale) {
+          v = model::apply_scale(profile.gemm.scale_fold, v, opt.scales_before_reduction->first,
+                                 opt.scales_before_reduction->second);
+        }
         out.set_bits_at(m, n, v);
       }
     }

@@ -14,15 +14,16 @@ constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;
 constexpr std::uint32_t kPosInf32 = 0x7F800000u;
 constexpr std::uint32_t kNegInf32 = 0xFF800000u;
 
-void check_formats(FormatPair fmt) {
+void check_formats(FormatPair fmt, const Preset& p) {
   if (!is_fp8(fmt.a)) {
     throw ValueError(std::string("dot: format of a must be e4m3 or e5m2, got ") +
-                     format_name(fmt.a));
+                     format_name(fmt.a) + " (fp16, bf16 and tf32 codes: model::dot_codes)");
   }
   if (!is_fp8(fmt.b)) {
     throw ValueError(std::string("dot: format of b must be e4m3 or e5m2, got ") +
-                     format_name(fmt.b));
+                     format_name(fmt.b) + " (fp16, bf16 and tf32 codes: model::dot_codes)");
   }
+  check_preset_takes(p, fmt.a, fmt.b, "dot"); // a 16-bit or tf32 preset takes no FP8 codes
 }
 
 // The non-finite rule over a whole chain. Returns true and sets `out` when some operand or c
@@ -99,7 +100,7 @@ std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
 
 std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
                   std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
-  check_formats(fmt);
+  check_formats(fmt, p);
   if (a.size() != b.size()) {
     throw ValueError("dot: a has " + std::to_string(a.size()) + " elements but b has " +
                      std::to_string(b.size()));
@@ -110,7 +111,7 @@ std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t>
 void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
               std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt,
               std::uint32_t* out) {
-  check_formats(fmt);
+  check_formats(fmt, p);
   for (std::size_t r = 0; r < rows; ++r) {
     out[r] = chain(a + r * K, b + r * K, K, c ? c[r] : 0u, p, fmt);
   }

@@ -11,5 +11,8 @@ namespace mmaemu::data {
 const char* profiles_json();
 // (table id, JSON text) for every emulator/data/splitk/<id>.json.
 const std::vector<std::pair<std::string, std::string>>& splitk_tables_json();
+// emulator/data/evidence.json and evidence_t4.json ("" when that file does not exist).
+const char* evidence_json();
+const char* evidence_t4_json();
 
 } // namespace mmaemu::data

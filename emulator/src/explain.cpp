@@ -2,6 +2,7 @@
 #include "mmaemu/emulator/explain.hpp"
 
 #include "mmaemu/emulator/backend.hpp"
+#include "mmaemu/emulator/evidence.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,32 @@ void fail(CallPlan& plan, const MmaemuError& e) {
   plan.ok = false;
   plan.error_class = e.class_name();
   plan.error_message = e.what();
+}
+
+// The decisions the call relies on: the instruction model of its preset and formats, the API
+// rules, and the GEMM level of its profile, mode and (when known) split.
+void add_evidence(CallPlan& plan, const ScaledMmCall& call, const Profile& profile, Format out) {
+  namespace ev = evidence;
+  ev::CallShape shape;
+  shape.a = call.input.dtype();
+  shape.b = call.mat2.dtype();
+  shape.out = out;
+  shape.fast = call.use_fast_accum;
+  if (plan.split)
+    shape.S = plan.split->S;
+  shape.scale_result = call.scale_result.has_value();
+  const auto uses = ev::decisions_for_call(profile, shape);
+  for (const auto& u : uses) {
+    plan.evidence.push_back({u.decision->id, ev::level_name(u.decision->level), u.decision->title,
+                             u.verdict.choice, ev::status_name(u.verdict.status), u.verdict.text,
+                             u.verdict.sources, u.verdict.why});
+  }
+  for (ev::Level l : {ev::Level::instruction, ev::Level::gemm, ev::Level::api})
+    plan.evidence_summary.push_back(ev::summary_line(l, ev::count(uses, l)));
+  if (!plan.split) {
+    plan.notes.push_back("the split is not known: the split-K decisions (plan.split_layout, "
+                         "plan.reduction, plan.alpha_before_reduction) are not listed");
+  }
 }
 
 } // namespace
@@ -85,14 +112,16 @@ CallPlan explain(const ScaledMmCall& call) {
                        std::to_string(kMaxTensorElements) +
                        " partial values (the emulator's limit, 2^40)");
     }
-    if (!call.use_fast_accum && !preset.slow_chunk) {
+    if (!call.use_fast_accum && !slow_accumulation_characterised(*profile, preset)) {
       throw UnsupportedFeatureError("use_fast_accum=False: preset '" + preset.name +
                                     "' has no characterised slow accumulation (slow_chunk none)");
     }
   } catch (const MmaemuError& e) {
     fail(plan, e);
+    add_evidence(plan, call, *profile, out);
     return plan;
   }
+  add_evidence(plan, call, *profile, out);
   if (plan.K == 0)
     plan.notes.push_back("K = 0: no kernel runs; the output is zero-filled");
   if (plan.M == 0 || plan.N == 0)
@@ -137,6 +166,18 @@ std::string call_plan_json(const CallPlan& plan) {
   j["out_dtype"] = plan.out_dtype;
   j["use_fast_accum"] = plan.use_fast_accum;
   j["shape"] = {{"M", plan.M}, {"N", plan.N}, {"K", plan.K}};
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& e : plan.evidence) {
+    decisions.push_back({{"id", e.id},
+                         {"level", e.level},
+                         {"title", e.title},
+                         {"choice", e.choice},
+                         {"status", e.status},
+                         {"text", e.text},
+                         {"sources", e.sources},
+                         {"why", e.why}});
+  }
+  j["evidence"] = {{"summary", plan.evidence_summary}, {"decisions", decisions}};
   return j.dump(2);
 }
 

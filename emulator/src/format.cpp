@@ -8,12 +8,14 @@
 namespace mmaemu {
 
 namespace {
-constexpr std::array<FormatSpec, 5> kSpecs = {{
+constexpr std::array<FormatSpec, 6> kSpecs = {{
     {Format::e4m3, "e4m3", "float8_e4m3fn", 8, 4, 3, 7, Specials::fn_nan, 0x7Fu},
     {Format::e5m2, "e5m2", "float8_e5m2", 8, 5, 2, 15, Specials::ieee, 0x7Fu},
     {Format::fp16, "fp16", "float16", 16, 5, 10, 15, Specials::ieee, 0x7FFFu},
     {Format::bf16, "bf16", "bfloat16", 16, 8, 7, 127, Specials::ieee, 0x7FFFu},
     {Format::fp32, "fp32", "float32", 32, 8, 23, 127, Specials::ieee, 0x7FFFFFFFu},
+    // No torch dtype: torch_name repeats the short name (what messages print).
+    {Format::tf32, "tf32", "tf32", 19, 8, 10, 127, Specials::ieee, 0x3FFFFu},
 }};
 } // namespace
 
@@ -36,6 +38,8 @@ std::optional<Format> parse_format(std::string_view name) {
     return Format::fp32;
   if (s == "half" || s == "binary16")
     return Format::fp16;
+  if (s == "tensorfloat32" || s == "tensorfloat-32")
+    return Format::tf32;
   return std::nullopt;
 }
 

@@ -8,11 +8,14 @@
 
 namespace mmaemu::model {
 
-std::vector<KRange> split_layout_contiguous16(std::size_t K, int S, const Preset&) {
-  // S contiguous parts of ceil(K / S) rounded up to the API's K granularity (16); the last
-  // part takes what is left (possibly nothing).
+std::vector<KRange> split_layout_contiguous(std::size_t K, int S, int grain_) {
+  // S contiguous parts of ceil(ceil(K / grain) / S) * grain elements (the grain is the
+  // profile's: 16, torch's K granularity, or cuBLASLt 13.1.1's k step of 128 on sm_90); the
+  // last part takes what is left, so there may be fewer than S non-empty parts. By
+  // ceil(ceil(x / a) / b) = ceil(x / (a * b)) this is ceil(K / S) rounded up to the grain.
   std::vector<KRange> parts;
-  const std::size_t per = ((K + S - 1) / S + 15) / 16 * 16;
+  const auto grain = static_cast<std::size_t>(grain_);
+  const std::size_t per = ((K + S - 1) / S + grain - 1) / grain * grain;
   std::size_t k = 0;
   for (int s = 0; s < S; ++s) {
     const std::size_t k1 = (s == S - 1) ? K : std::min(K, k + per);
@@ -62,6 +65,17 @@ std::uint32_t scale_alpha_first(std::uint32_t acc, std::uint32_t scale_a, std::u
   return f32_mul_bits(alpha, acc);
 }
 
+std::uint32_t scale_two_multiplies(std::uint32_t acc, std::uint32_t scale_a,
+                                   std::uint32_t scale_b) {
+  return f32_mul_bits(f32_mul_bits(acc, scale_a), scale_b);
+}
+
+std::uint32_t apply_scale(ScaleFold fold, std::uint32_t acc, std::uint32_t scale_a,
+                          std::uint32_t scale_b) {
+  return fold == ScaleFold::fold_once ? decisions().scale(acc, scale_a, scale_b)
+                                      : scale_two_multiplies(acc, scale_a, scale_b);
+}
+
 std::uint32_t scale_result_multiply(std::uint32_t d, std::uint32_t scale_result) {
   return f32_mul_bits(d, scale_result);
 }
@@ -75,7 +89,7 @@ namespace {
 
 PlanDecisions make_default() {
   PlanDecisions d{};
-  d.split_layout = split_layout_contiguous16;
+  d.split_layout = split_layout_contiguous;
   d.slow_chunks = slow_chunks_from_part_start;
   d.promote = promote_fp32_add;
   d.reduce = reduce_fp32_by_scheme;
@@ -111,39 +125,29 @@ ScopedDecisions::~ScopedDecisions() {
 
 const std::vector<DecisionInfo>& list_decisions() {
   static const std::vector<DecisionInfo> v = {
-      {"plan.fast_chain", "use_fast_accum=True: one chain of the preset over K from +0",
-       "unverified at the GEMM level (the chain itself is confirmed by the public mma recordings)"},
+      {"plan.fast_chain", "use_fast_accum=True: one chain of the preset over each slice from +0"},
       {"plan.split_layout",
-       "S contiguous K ranges of ceil(K/S) rounded up to 16, the last takes the rest; each "
-       "part is a chain (or slow chunks) from +0",
-       "unverified"},
+       "S contiguous slices of ceil(ceil(K/g)/S)*g from k = 0 at the profile's grain g, the "
+       "last takes the rest; each slice is a chain (or slow blocks) from +0"},
       {"plan.slow_chunks",
-       "use_fast_accum=False: chains of slow_chunk (128) elements from the part's start, each "
-       "from +0",
-       "unverified"},
+       "use_fast_accum=False: k blocks of the profile's slow block (128) from each slice's "
+       "start, each a chain from +0"},
       {"plan.promotion",
-       "each chunk result added to an fp32 accumulator (starting at +0) with "
-       "an IEEE fp32 add, round to nearest even, in K order",
-       "unverified"},
+       "each block total added to an fp32 accumulator (starting at +0) with an IEEE fp32 add, "
+       "round to nearest even, in k order"},
       {"plan.reduction",
-       "contiguous and serial: fp32 adds of the partials in part order; pairwise: an fp32 "
-       "binary tree; the partials and the reduction are fp32 (compute type)",
-       "unverified"},
-      {"plan.alpha_before_reduction", "false: alpha is applied once, after the reduction",
-       "unverified"},
-      {"plan.nonfinite",
-       "NaN/Inf codes are replaced by +0 before the chain; the outputs of "
-       "rows/columns that held them are patched by the non-finite rule",
-       "specified by the seeds, not a hardware fact"},
-      {"epilogue.scale", "alpha = fp32(scale_a * scale_b), then D = fp32(alpha * acc)",
-       "unverified"},
+       "contiguous and serial: fp32 adds of the partials in the profile's merge order (slice "
+       "order); pairwise: an fp32 binary tree; the partials and the reduction are fp32"},
+      {"plan.alpha_before_reduction", "false: alpha is applied once, after the reduction"},
+      {"plan.nonfinite", "NaN/Inf codes are replaced by +0 before the chain; the outputs of "
+                         "rows/columns that held them are patched by the non-finite rule"},
+      {"epilogue.scale", "the profile's scale fold: alpha = fp32(scale_a * scale_b), then "
+                         "D = fp32(alpha * acc)"},
       {"epilogue.scale_result",
-       "FP8 outputs only: D = fp32(D * scale_result) after the scales; ignored otherwise",
-       "unverified"},
+       "FP8 outputs only: D = fp32(D * scale_result) after the scales; ignored otherwise"},
       {"epilogue.convert",
        "round to nearest even into the output dtype; fp16/bf16 overflow to Inf; FP8 outputs "
-       "saturate to +-max finite (satfinite); NaN -> canonical NaN; signed zeros kept",
-       "unverified"},
+       "saturate to +-max finite (satfinite); NaN -> canonical NaN; signed zeros kept"},
   };
   return v;
 }

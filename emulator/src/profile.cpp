@@ -68,6 +68,49 @@ const SplitKTable& shipped_table(const std::string& id) {
   return it->second;
 }
 
+GemmModel gemm_from(const json& j, const std::string& where) {
+  GemmModel g;
+  if (!j.is_object())
+    throw ValueError(where + ": field 'gemm' must be an object");
+  const std::string w = where + ": gemm";
+  g.split_grain = j.value("split_grain", 16);
+  if (g.split_grain < 1 || g.split_grain > 4096) {
+    throw ValueError(w + ".split_grain = " + std::to_string(g.split_grain) + " is not in 1..4096");
+  }
+  if (j.contains("slow_block")) {
+    const json& b = j["slow_block"];
+    if (b.is_string() && b.get<std::string>() == "preset") {
+      g.slow_block_from_preset = true;
+    } else if (b.is_string() && b.get<std::string>() == "flat") {
+      g.slow_block_from_preset = false;
+      g.slow_block = std::nullopt;
+    } else if (b.is_number_integer() && b.get<std::int64_t>() >= 1 &&
+               b.get<std::int64_t>() <= (std::int64_t{1} << 30)) {
+      g.slow_block_from_preset = false;
+      g.slow_block = b.get<int>();
+    } else {
+      throw ValueError(w + ".slow_block = " + b.dump() +
+                       " is not \"preset\", \"flat\" or a block length in 1..2^30");
+    }
+  }
+  const std::string merge = j.value("merge", "forward");
+  if (merge == "forward")
+    g.merge = PartialMerge::forward;
+  else if (merge == "reverse")
+    g.merge = PartialMerge::reverse;
+  else
+    throw ValueError(w + ".merge = '" + merge + "' is not forward or reverse");
+  const std::string fold = j.value("scale_fold", "fold_once");
+  if (fold == "fold_once")
+    g.scale_fold = ScaleFold::fold_once;
+  else if (fold == "two_multiplies")
+    g.scale_fold = ScaleFold::two_multiplies;
+  else
+    throw ValueError(w + ".scale_fold = '" + fold + "' is not fold_once or two_multiplies");
+  g.evidence = j.value("evidence", "");
+  return g;
+}
+
 Profile profile_from(const json& j, bool resolve_table) {
   Profile p;
   p.name = j.at("name").get<std::string>();
@@ -132,6 +175,8 @@ Profile profile_from(const json& j, bool resolve_table) {
     env.evidence = e.value("evidence", "");
     p.envelope = env;
   }
+  if (j.contains("gemm"))
+    p.gemm = gemm_from(j["gemm"], where);
   return p;
 }
 
@@ -147,6 +192,22 @@ const std::vector<Profile>& shipped() {
 }
 
 } // namespace
+
+const char* partial_merge_name(PartialMerge m) {
+  return m == PartialMerge::forward ? "forward" : "reverse";
+}
+
+const char* scale_fold_name(ScaleFold f) {
+  return f == ScaleFold::fold_once ? "fold_once" : "two_multiplies";
+}
+
+bool slow_accumulation_characterised(const Profile& profile, const Preset& preset) {
+  return !profile.gemm.slow_block_from_preset || preset.slow_chunk.has_value();
+}
+
+std::optional<int> slow_block_of(const Profile& profile, const Preset& preset) {
+  return profile.gemm.slow_block_from_preset ? preset.slow_chunk : profile.gemm.slow_block;
+}
 
 std::optional<std::string> Profile::rejects_call(Format a, Format b, Format out) const {
   for (const auto& r : rejects) {

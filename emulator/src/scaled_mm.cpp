@@ -8,9 +8,13 @@
 namespace mmaemu {
 
 std::uint32_t epilogue(std::uint32_t acc, std::uint32_t scale_a, std::uint32_t scale_b,
-                       std::optional<std::uint32_t> scale_result, Format out, bool scaled_already) {
+                       std::optional<std::uint32_t> scale_result, Format out, bool scaled_already,
+                       ScaleFold fold) {
   const model::PlanDecisions& dec = model::decisions();
-  std::uint32_t d = scaled_already ? acc : dec.scale(acc, scale_a, scale_b);
+  const bool folded = fold == ScaleFold::fold_once;
+  std::uint32_t d = scaled_already ? acc
+                    : folded       ? dec.scale(acc, scale_a, scale_b)
+                                   : model::scale_two_multiplies(acc, scale_a, scale_b);
   if (is_fp8(out) && scale_result)
     d = dec.scale_result(d, *scale_result);
   return dec.convert(d, out);
@@ -67,7 +71,8 @@ Tensor scaled_mm(const ScaledMmCall& call) {
     if (call.scale_result)
       sr = call.scale_result->bits_flat(0);
     for (std::int64_t i = 0; i < M * N; ++i) {
-      result.set_bits_flat(i, epilogue(acc.bits_flat(i), sa, sb, sr, out_dtype, prescale));
+      result.set_bits_flat(
+          i, epilogue(acc.bits_flat(i), sa, sb, sr, out_dtype, prescale, profile.gemm.scale_fold));
     }
   }
   if (call.out) {

@@ -184,8 +184,9 @@ void layouts(const ScaledMmCall& c, const Profile&) {
 }
 
 void out_dtype_supported(const ScaledMmCall& c, const Profile&) {
-  const Format out = result_dtype(c);
-  (void)out; // every mmaemu Format is a valid out_dtype of torch's
+  // Every mmaemu Format but tf32 (an instruction operand format only) is a torch dtype.
+  if (result_dtype(c) == Format::tf32)
+    throw ValueError("out_dtype tf32 is not a torch dtype");
 }
 
 void profile_rejects(const ScaledMmCall& c, const Profile& p) {

@@ -17,6 +17,15 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
+// tf32 is an operand format of tensor-core instructions (model::dot_codes), not a torch
+// dtype: no tensor holds it (its 19-bit codes have no element size of their own).
+void check_dtype(Format dtype) {
+  if (dtype == Format::tf32) {
+    throw ValueError("tensor: dtype tf32 is not a tensor dtype (torch has none); tf32 codes are "
+                     "instruction operands (model::dot_codes)");
+  }
+}
+
 void check_rank(const std::vector<std::int64_t>& shape) {
   if (shape.size() > static_cast<std::size_t>(kMaxTensorDims)) {
     throw ValueError("tensor: " + std::to_string(shape.size()) + " dimensions, more than " +
@@ -95,6 +104,7 @@ Tensor Tensor::zeros(Format dtype, std::vector<std::int64_t> shape) {
 }
 
 Tensor Tensor::meta(Format dtype, std::vector<std::int64_t> shape) {
+  check_dtype(dtype);
   check_rank(shape);
   count(shape);
   Tensor t;
@@ -115,6 +125,7 @@ Tensor Tensor::strided(Format dtype, std::vector<std::int64_t> shape,
                      " elements is outside 0.." + std::to_string(kMaxTensorElements) +
                      " (the emulator's limit, 2^40)");
   }
+  check_dtype(dtype);
   check_rank(shape);
   const auto bytes = static_cast<std::size_t>(storage_elems) * (spec(dtype).width / 8);
   return view_of(dtype, std::move(shape), std::move(strides), storage_offset,
@@ -150,6 +161,7 @@ Tensor Tensor::borrow(Format dtype, std::vector<std::int64_t> shape,
 Tensor Tensor::checked_view(Format dtype, std::vector<std::int64_t> shape,
                             std::vector<std::int64_t> strides, std::int64_t storage_offset,
                             std::size_t bytes) {
+  check_dtype(dtype);
   check_rank(shape);
   if (shape.size() != strides.size()) {
     throw ValueError("tensor: shape has " + std::to_string(shape.size()) +

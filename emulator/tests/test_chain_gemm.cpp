@@ -483,13 +483,14 @@ std::uint32_t promote_called(std::uint32_t acc, std::uint32_t chunk) {
   return mmaemu::model::promote_fp32_add(acc, chunk);
 }
 
-// S parts as the shipped split layout makes them; slow: chunks of `chunk` from each part's
-// start, promoted with `promote`; fast (promote == nullptr): one chunk per part.
-mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& p, int S, int chunk,
+// S parts as the shipped split layout makes them (at the hopper profiles' grain of 16); slow:
+// chunks of `chunk` from each part's start, promoted with `promote`; fast (promote ==
+// nullptr): one chunk per part.
+mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& /*p*/, int S, int chunk,
                                    std::uint32_t (*promote)(std::uint32_t, std::uint32_t)) {
   mmaemu::model::ChainPlan plan;
   plan.promote = promote;
-  for (const mmaemu::model::KRange& part : mmaemu::model::split_layout_contiguous16(pr.K, S, p)) {
+  for (const mmaemu::model::KRange& part : mmaemu::model::split_layout_contiguous(pr.K, S, 16)) {
     auto& chunks = plan.parts.emplace_back();
     if (part.first >= part.second)
       continue;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Rounding to nearest, ties to even, into E4M3, E5M2, fp16, bf16 and fp32, saturating and
+// Rounding to nearest, ties to even, into E4M3, E5M2, fp16, bf16, tf32 and fp32, saturating and
 // not. The oracle here enumerates every finite code of the target, takes its exact value from
 // the bit fields with std::ldexp (no emulator code), and picks the nearest by brute force.
 // Every claim compares integer bit patterns.
@@ -60,6 +60,7 @@ constexpr Def kE4M3{"e4m3", Format::e4m3, 8, 4, 3, 7, true, 0x7F};
 constexpr Def kE5M2{"e5m2", Format::e5m2, 8, 5, 2, 15, false, 0x7F};
 constexpr Def kFP16{"fp16", Format::fp16, 16, 5, 10, 15, false, 0x7FFF};
 constexpr Def kBF16{"bf16", Format::bf16, 16, 8, 7, 127, false, 0x7FFF};
+constexpr Def kTF32{"tf32", Format::tf32, 19, 8, 10, 127, false, 0x3FFFF};
 
 // Brute-force round-to-nearest-even oracle over the enumerated finite codes of a format.
 class Oracle {
@@ -139,7 +140,7 @@ private:
 };
 
 const Oracle& oracle(const Def& d) {
-  static const Oracle e4m3(kE4M3), e5m2(kE5M2), fp16(kFP16), bf16(kBF16);
+  static const Oracle e4m3(kE4M3), e5m2(kE5M2), fp16(kFP16), bf16(kBF16), tf32(kTF32);
   switch (d.f) {
   case Format::e4m3:
     return e4m3;
@@ -147,6 +148,8 @@ const Oracle& oracle(const Def& d) {
     return e5m2;
   case Format::fp16:
     return fp16;
+  case Format::tf32:
+    return tf32;
   default:
     return bf16;
   }
@@ -243,6 +246,7 @@ TEST(EncodeOracle, OracleEnumeratesExpectedFiniteRanges) {
             std::bit_cast<std::uint64_t>(57344.0));
   EXPECT_EQ(oracle(kFP16).max_code(), 0x7BFFu);
   EXPECT_EQ(oracle(kBF16).max_code(), 0x7F7Fu);
+  EXPECT_EQ(oracle(kTF32).max_code(), 0x3FBFFu);
 }
 
 TEST(EncodeE4M3, AllValuesMidpointsAndNeighboursMatchBruteForceRNE) {
@@ -257,10 +261,13 @@ TEST(EncodeFP16, AllValuesMidpointsAndNeighboursMatchBruteForceRNE) {
 TEST(EncodeBF16, AllValuesMidpointsAndNeighboursMatchBruteForceRNE) {
   EXPECT_EQ(check_inputs(kBF16, boundary_inputs(kBF16)), 0);
 }
+TEST(EncodeTF32, AllValuesMidpointsAndNeighboursMatchBruteForceRNE) {
+  EXPECT_EQ(check_inputs(kTF32, boundary_inputs(kTF32)), 0);
+}
 
 TEST(EncodeRandom, SeededRandomDoublesMatchBruteForceRNEInAllSmallFormats) {
   SCOPED_TRACE("mt19937_64 seed " + hex(kSeed));
-  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
+  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16, &kTF32}) {
     SCOPED_TRACE(d->name);
     EXPECT_EQ(check_inputs(*d, random_inputs(*d, kSeed, 5000)), 0);
   }
@@ -268,7 +275,7 @@ TEST(EncodeRandom, SeededRandomDoublesMatchBruteForceRNEInAllSmallFormats) {
 
 TEST(EncodeRandom, SeededRandomBinary32InputsMatchBruteForceRNE) {
   SCOPED_TRACE("mt19937_64 seed " + hex(kSeed + 1));
-  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16}) {
+  for (const Def* d : {&kE4M3, &kE5M2, &kFP16, &kBF16, &kTF32}) {
     SCOPED_TRACE(d->name);
     std::vector<double> xs = random_inputs(*d, kSeed + 1, 3000);
     for (double& x : xs)

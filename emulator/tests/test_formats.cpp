@@ -51,6 +51,7 @@ constexpr Def kE4M3{8, 4, 3, 7, true};
 constexpr Def kE5M2{8, 5, 2, 15, false};
 constexpr Def kFP16{16, 5, 10, 15, false};
 constexpr Def kBF16{16, 8, 7, 127, false};
+constexpr Def kTF32{19, 8, 10, 127, false}; // NVIDIA TensorFloat-32: binary32's top 19 bits
 
 enum class Cls { zero, finite, inf, nan };
 
@@ -318,6 +319,45 @@ TEST(DecodeBF16, HandAnchorValues) {
   EXPECT_EQ(bits64(decode_to_double(Format::bf16, 0x8000)), bits64(-0.0));
 }
 
+// ---- tf32 -----------------------------------------------------------------------------
+
+TEST(DecodeTF32, AllCodesMatchBitFieldDerivation) {
+  check_all_codes(Format::tf32, kTF32);
+}
+
+TEST(DecodeTF32, RoundTripsAllCodesAndNanToCanonical3FFFF) {
+  check_round_trip(Format::tf32, 19, 0x3FFFF);
+}
+
+// A tf32 value is the binary32 of its code shifted to the top 19 bits (the container
+// cvt.rna.tf32.f32 writes): every code against the compiler's float of that pattern.
+TEST(DecodeTF32, AllCodesMatchTheirBinary32Container) {
+  for (std::uint32_t code = 0; code < (1u << 19); ++code) {
+    const double want = static_cast<double>(std::bit_cast<float>(code << 13));
+    const double got = decode_to_double(Format::tf32, code);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << "code " << hex(code);
+    } else {
+      ASSERT_EQ(bits64(got), bits64(want)) << "code " << hex(code);
+    }
+    ASSERT_EQ(mmaemu::tf32_container_of_code(code), code << 13);
+    ASSERT_EQ(mmaemu::tf32_code_of_container(code << 13), code);
+  }
+  // The container's low 13 bits are ignored, as an mma ignores them.
+  EXPECT_EQ(mmaemu::tf32_code_of_container(0x3F801FFFu), 0x3F800000u >> 13);
+}
+
+TEST(DecodeTF32, HandAnchorValuesAndClassCounts) {
+  EXPECT_EQ(bits64(decode_to_double(Format::tf32, 0x3F800000u >> 13)), bits64(1.0));
+  EXPECT_EQ(bits64(decode_to_double(Format::tf32, 0x00001u)), bits64(0x1p-136));    // min subnormal
+  EXPECT_EQ(bits64(decode_to_double(Format::tf32, 0x3FBFFu)), bits64(0x1.FFCp127)); // max
+  EXPECT_EQ(bits64(decode_to_double(Format::tf32, 0x40000u)), bits64(-0.0));
+  const Counts c = count_classes(Format::tf32, 19);
+  EXPECT_EQ(c.inf, 2);
+  EXPECT_EQ(c.zero, 2);
+  EXPECT_EQ(c.nan, 2 * 1023);
+}
+
 // ---- fp32 -----------------------------------------------------------------------------
 
 TEST(DecodeFP32, SmallestSubnormalIsTwoToMinus149) {
@@ -386,6 +426,8 @@ TEST(ParseFormat, AcceptsShortUpperTorchAndAliasNames) {
   EXPECT_EQ(mmaemu::parse_format("float16"), std::optional<Format>(Format::fp16));
   EXPECT_EQ(mmaemu::parse_format("float32"), std::optional<Format>(Format::fp32));
   EXPECT_EQ(mmaemu::parse_format("fp32"), std::optional<Format>(Format::fp32));
+  EXPECT_EQ(mmaemu::parse_format("tf32"), std::optional<Format>(Format::tf32));
+  EXPECT_EQ(mmaemu::parse_format("TF32"), std::optional<Format>(Format::tf32));
 }
 
 TEST(ParseFormat, RejectsUnknownAndEmptyNames) {
@@ -398,8 +440,9 @@ TEST(FormatSpec, FieldsMatchFormatDefinitions) {
     Format f;
     Def d;
   };
-  for (const Want& w : {Want{Format::e4m3, kE4M3}, Want{Format::e5m2, kE5M2},
-                        Want{Format::fp16, kFP16}, Want{Format::bf16, kBF16}}) {
+  for (const Want& w :
+       {Want{Format::e4m3, kE4M3}, Want{Format::e5m2, kE5M2}, Want{Format::fp16, kFP16},
+        Want{Format::bf16, kBF16}, Want{Format::tf32, kTF32}}) {
     const mmaemu::FormatSpec& s = mmaemu::spec(w.f);
     EXPECT_EQ(s.width, w.d.width) << s.name;
     EXPECT_EQ(s.exp_bits, w.d.exp_bits) << s.name;

@@ -640,7 +640,7 @@ TEST_F(Plans, SwappingTheReductionDecisionChangesASplitResultAndIsRestored) {
   EXPECT_EQ(run_accumulate(o.a(), o.b(), true, "ada", s3).bits_at(0, 0), in_order);
 }
 
-std::vector<mmaemu::model::KRange> one_part_layout(std::size_t K, int S, const mmaemu::Preset&) {
+std::vector<mmaemu::model::KRange> one_part_layout(std::size_t K, int S, int /*grain*/) {
   std::vector<mmaemu::model::KRange> v(static_cast<std::size_t>(S), {K, K});
   v[0] = {0, K};
   return v;

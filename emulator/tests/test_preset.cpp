@@ -44,7 +44,78 @@ TEST(Preset, ShippedValuesAreTheTableOfBlockFma) {
   EXPECT_EQ(b200.rounding, BlockRounding::nearest_even);
   EXPECT_EQ(b200.maturity, Maturity::experimental);
   EXPECT_FALSE(b200.slow_chunk.has_value());
-  EXPECT_EQ(list_presets(), (std::vector<std::string>{"ada", "hopper", "b200_mma_sync"}));
+  EXPECT_EQ(list_presets(),
+            (std::vector<std::string>{"ada", "hopper", "b200_mma_sync", "volta_fp16", "ampere_fp16",
+                                      "ampere_bf16", "ampere_tf32", "ada_fp16", "ada_bf16",
+                                      "ada_tf32", "hopper_fp16", "hopper_bf16", "hopper_tf32"}));
+  for (const char* fp8 : {"ada", "hopper", "b200_mma_sync"}) {
+    EXPECT_EQ(get_preset_quiet(fp8).inputs, PresetInputs::fp8) << fp8;
+    EXPECT_EQ(get_preset_quiet(fp8).half_out, HalfOutput::none) << fp8;
+  }
+}
+
+// The 16-bit and tf32 presets, typed from block-fma.md ("The same block for fp16, bf16 and
+// tf32 inputs") and docs/semantics.md: nfma, frac = 23 + extra alignment bits, frac_out 23
+// toward zero, min_exp, the fp16 accumulator.
+TEST(Preset, HmmaPresetsAreTheTableOfBlockFma) {
+  struct Want {
+    const char* name;
+    PresetInputs inputs;
+    int nfma, frac, min_exp;
+    HalfOutput half;
+  };
+  const HalfOutput none = HalfOutput::none, rne = HalfOutput::sum_to_nearest;
+  for (const Want& w : {Want{"volta_fp16", PresetInputs::fp16, 4, 23, -160, rne},
+                        Want{"ampere_fp16", PresetInputs::fp16, 8, 24, -160, rne},
+                        Want{"ampere_bf16", PresetInputs::bf16, 8, 24, -160, none},
+                        Want{"ampere_tf32", PresetInputs::tf32, 4, 24, -160, none},
+                        Want{"ada_fp16", PresetInputs::fp16, 8, 24, -160, rne},
+                        Want{"ada_bf16", PresetInputs::bf16, 8, 24, -160, none},
+                        Want{"ada_tf32", PresetInputs::tf32, 4, 24, -160, none},
+                        Want{"hopper_fp16", PresetInputs::fp16, 16, 25, -133, rne},
+                        Want{"hopper_bf16", PresetInputs::bf16, 16, 25, -133, none},
+                        Want{"hopper_tf32", PresetInputs::tf32, 8, 25, -133, none}}) {
+    const Preset& p = get_preset(w.name); // validated: no warning
+    EXPECT_EQ(p.name, w.name);
+    EXPECT_EQ(p.inputs, w.inputs) << w.name;
+    EXPECT_EQ(p.nfma, w.nfma) << w.name;
+    EXPECT_EQ(p.frac, w.frac) << w.name;
+    EXPECT_EQ(p.frac_out, 23) << w.name;
+    EXPECT_EQ(p.rounding, BlockRounding::toward_zero) << w.name;
+    EXPECT_EQ(p.min_exp, w.min_exp) << w.name;
+    EXPECT_FALSE(p.late_c) << w.name;
+    EXPECT_EQ(p.half_out, w.half) << w.name;
+    EXPECT_FALSE(p.slow_chunk.has_value()) << w.name;
+    EXPECT_EQ(p.maturity, Maturity::validated) << w.name;
+    EXPECT_NO_THROW(validate_preset(p)) << w.name;
+  }
+}
+
+TEST(Preset, EachPresetTakesOnlyItsOperandFormats) {
+  EXPECT_TRUE(preset_takes(get_preset_quiet("ada"), Format::e4m3, Format::e5m2));
+  EXPECT_FALSE(preset_takes(get_preset_quiet("ada"), Format::fp16, Format::fp16));
+  EXPECT_TRUE(preset_takes(get_preset_quiet("ada_fp16"), Format::fp16, Format::fp16));
+  EXPECT_FALSE(preset_takes(get_preset_quiet("ada_fp16"), Format::bf16, Format::bf16));
+  EXPECT_FALSE(preset_takes(get_preset_quiet("ada_fp16"), Format::fp16, Format::bf16));
+  EXPECT_FALSE(preset_takes(get_preset_quiet("ada_fp16"), Format::e4m3, Format::e4m3));
+  EXPECT_TRUE(preset_takes(get_preset_quiet("hopper_tf32"), Format::tf32, Format::tf32));
+  EXPECT_FALSE(preset_takes(get_preset_quiet("hopper_tf32"), Format::fp32, Format::fp32));
+  try {
+    check_preset_takes(get_preset_quiet("ampere_bf16"), Format::fp16, Format::fp16, "here");
+    ADD_FAILURE() << "not refused";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "here: preset 'ampere_bf16' takes bf16 x bf16 operands, got fp16 x fp16");
+  }
+}
+
+TEST(Preset, AnFp16AccumulatorNeedsFp16Inputs) {
+  EXPECT_THROW(make_custom_preset("x", 8, 24, 23, BlockRounding::toward_zero, -160, false,
+                                  std::nullopt, PresetInputs::bf16, HalfOutput::sum_to_nearest),
+               ValueError);
+  EXPECT_NO_THROW(make_custom_preset("x", 8, 24, 23, BlockRounding::toward_zero, -160, false,
+                                     std::nullopt, PresetInputs::fp16,
+                                     HalfOutput::block_then_nearest));
 }
 
 TEST(Preset, ExperimentalPresetWarnsOncePerProcessAndTheAliasEveryTime) {

@@ -4,7 +4,8 @@
 //                      [--allow-nvrtc] [--nvidia-smi PATH|none] [--json PATH]
 // The raw CUDA kernels timed with CUDA events after an exactness gate (kernel_bench.hpp,
 // docs/backends.md "Kernel benchmark"). Prints a table; progress goes to stderr. Exit 0 when
-// the run finished (verdict OK or PARTIAL), 1 on an exactness mismatch or a driver error,
+// the run finished (verdict PASS; the reason names kernels not timed), 1 on an exactness
+// mismatch (FAIL) or a driver error (ERROR),
 // 2 for bad options, 4 when no CUDA device (or no kernel) is usable: UNSUPPORTED and the reason.
 
 #include <cstdio>
@@ -58,7 +59,7 @@ int run_bench_kernels(BenchKernelsArgs& args) {
                support::printable(e.what(), 600));
     return kUsage;
   }
-  if (report.verdict == "UNSUPPORTED")
+  if (report.verdict == outcome::Outcome::unsupported)
     std::printf("UNSUPPORTED: %s\n", support::printable(report.reason, 600).c_str());
   else
     std::fputs(kernels::bench_report_table(report).c_str(), stdout);

@@ -269,7 +269,7 @@ int run_slurm(const ClusterArgs& a) {
                                    "\n");
     std::printf("submitted: array job %s (%zu tasks), merge job %s%s; merged log: %s\n",
                 array.c_str(), p.shards, merge.c_str(),
-                a.hold_merge ? " (held: scontrol release " + merge + ")" : "",
+                a.hold_merge ? (" (held: scontrol release " + merge + ")").c_str() : "",
                 run["merged_log"].get<std::string>().c_str());
   } catch (const std::exception& e) {
     error_line(e.what());

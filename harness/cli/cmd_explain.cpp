@@ -75,6 +75,14 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
   }
   for (const auto& n : plan.notes)
     std::printf("note        %s\n", shown(n).c_str());
+  // What the call's bits rest on: one summary line per level, then each decision (--json has
+  // the choices and the reasons too).
+  for (const auto& line : plan.evidence_summary)
+    std::printf("evidence    %s\n", shown(line).c_str());
+  for (const auto& e : plan.evidence) {
+    std::printf("decision    %s %s: %s\n", e.level.c_str(), shown(e.id).c_str(),
+                shown(e.text).c_str());
+  }
   if (!json_path.empty()) {
     try {
       support::write_file_atomic(json_path, call_plan_json(plan) + "\n");

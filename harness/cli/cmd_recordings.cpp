@@ -107,6 +107,7 @@ nlohmann::json show_json(const std::string& file, const recordings::Recording& r
                     {"fmt_b", format_name(b.fmt_b)},
                     {"preset", b.preset},
                     {"c_policy", b.c_policy},
+                    {"acc", format_name(b.acc)},
                     {"attrs", b.attrs}});
   }
   j["sets"] = sets;
@@ -137,9 +138,9 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
     for (const auto& [k, v] : rec.attrs)
       std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     for (const auto& b : rec.mma) {
-      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s\n",
+      std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s, accumulator %s\n",
                   shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
-                  shown(b.preset).c_str(), shown(b.c_policy).c_str());
+                  shown(b.preset).c_str(), shown(b.c_policy).c_str(), format_name(b.acc));
       for (const auto& [k, v] : b.attrs)
         std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     }
@@ -166,11 +167,13 @@ int run_fill(const std::string& file, const std::string& json_out, std::int64_t 
     const recordings::Recording rec = recordings::read_recording(file);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& batch : rec.gemm_call) {
-      harness::check_gemm_calls(batch, file);
-      for (const auto& c : batch.calls) {
+      // Every description parsed once (a malformed one stops the fill before any output).
+      const std::vector<harness::GemmCallDesc> calls = harness::parse_gemm_calls(batch, file);
+      for (std::size_t ci = 0; ci < batch.calls.size(); ++ci) {
+        const recordings::GemmCall& c = batch.calls[ci];
         for (const auto& o : c.outputs) {
           harness::GemmCallArgs a;
-          harness::prepare_output_call(c, o, "reference", a);
+          harness::prepare_output_call(c, calls[ci], o, "reference", a);
           ScaledMmCall& sc = a.call;
           nlohmann::json j;
           try {

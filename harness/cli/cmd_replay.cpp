@@ -5,15 +5,17 @@
 // not be read (the others are still replayed and reported); else 1 if a case failed or could
 // not run; else 4 if nothing was tested (every case out of scope, or no case at all); else 0.
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/evidence.hpp"
+#include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/harness/replay.hpp"
 #include "mmaemu/support/atomic_write.hpp"
-#include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 
@@ -35,40 +37,78 @@ std::string hex32(std::uint32_t v) {
   return buf;
 }
 
-// ERROR when a file could not be read or a case could not run, FAIL when bits differ,
-// UNSUPPORTED when nothing was tested, PASS otherwise.
-const char* verdict_of(const harness::ReplayResult& r) {
-  if (!r.unreadable.empty() || r.errors > 0)
-    return "ERROR";
-  if (r.failed > 0)
-    return "FAIL";
-  if (r.tested() == 0)
-    return "UNSUPPORTED";
-  return "PASS";
+// How much of what the replayed sets bear on is verified: the instruction-level counts of
+// each preset the mma sets ran, the GEMM-level counts of each profile the GEMM sets name.
+struct EvidenceLine {
+  std::string preset, profile, mode;
+  evidence::Level level = evidence::Level::instruction;
+  evidence::Counts counts;
+  std::string summary;
+};
+
+std::vector<EvidenceLine> evidence_lines(const harness::ReplayResult& r) {
+  namespace ev = evidence;
+  std::vector<EvidenceLine> out;
+  std::vector<std::string> presets, profiles;
+  for (const auto& s : r.sets) {
+    for (const auto& p : s.profiles) {
+      if (std::find(profiles.begin(), profiles.end(), p) == profiles.end())
+        profiles.push_back(p);
+    }
+    if (s.preset == "gemm" || s.preset == "gemm_call")
+      continue;
+    if (std::find(presets.begin(), presets.end(), s.preset) == presets.end())
+      presets.push_back(s.preset);
+  }
+  for (const auto& preset : presets) {
+    // The first shipped profile of that preset stands for its instruction level.
+    for (const auto& name : list_profiles()) {
+      const Profile& p = get_profile(name);
+      if (p.preset != preset)
+        continue;
+      EvidenceLine e;
+      e.preset = preset;
+      e.counts = ev::count(ev::profile_decisions(p, ev::Mode::fast), ev::Level::instruction);
+      e.summary = ev::summary_line(ev::Level::instruction, e.counts);
+      out.push_back(e);
+      break;
+    }
+  }
+  for (const auto& name : profiles) {
+    const Profile* p = nullptr;
+    try {
+      p = &get_profile_or_default(name);
+    } catch (const MmaemuError&) {
+      continue; // an unknown profile: its cases say so
+    }
+    for (ev::Mode m : {ev::Mode::slow, ev::Mode::fast}) {
+      EvidenceLine e;
+      e.profile = p->name;
+      e.mode = ev::mode_name(m);
+      e.level = ev::Level::gemm;
+      e.counts = ev::count(ev::profile_decisions(*p, m), ev::Level::gemm);
+      e.summary = ev::summary_line(ev::Level::gemm, e.counts);
+      out.push_back(e);
+    }
+  }
+  return out;
 }
 
-nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
-                       const std::string& backend) {
+nlohmann::json to_json(const harness::ReplayResult& r, const std::string& backend,
+                       outcome::Outcome verdict) {
   nlohmann::json j;
   j["format"] = "mmaemu-replay/1";
   j["backend"] = backend;
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& f : args.files) {
-    nlohmann::json entry = {{"path", f}};
-    bool readable = true;
-    for (const auto& u : r.unreadable) {
-      if (u.file == f) {
-        entry["error"] = u.message;
-        readable = false;
-      }
-    }
-    if (readable) {
-      try {
-        entry["sha256"] = support::sha256_file(f);
-      } catch (const std::exception& e) {
-        entry["error"] = e.what();
-      }
-    }
+  // What the replay read of each file (it read each once): its sha256, or why it could not.
+  for (const auto& f : r.files) {
+    nlohmann::json entry = {{"path", f.file}};
+    if (!f.error.empty())
+      entry["error"] = f.error;
+    else
+      entry["sha256"] = f.sha256;
+    if (!f.not_hardware.empty())
+      entry["not_hardware"] = f.not_hardware;
     files.push_back(entry);
   }
   j["files"] = files;
@@ -95,6 +135,12 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
       line["scope"] = s.scope;
     if (!s.expect_error.empty())
       line["expect_error"] = s.expect_error;
+    if (!s.xfail.empty())
+      line["xfail"] = s.xfail;
+    if (s.xfailed > 0)
+      line["xfailed"] = s.xfailed;
+    if (s.xpassed > 0)
+      line["xpassed"] = s.xpassed;
     sets.push_back(line);
   }
   j["sets"] = sets;
@@ -106,7 +152,26 @@ nlohmann::json to_json(const harness::ReplayResult& r, const ReplayArgs& args,
   j["failed"] = r.failed;
   j["errors"] = r.errors;
   j["unsupported"] = r.unsupported;
-  j["verdict"] = verdict_of(r);
+  if (r.xfailed > 0)
+    j["xfailed"] = r.xfailed;
+  if (r.xpassed > 0)
+    j["xpassed"] = r.xpassed;
+  j["verdict"] = outcome::outcome_name(verdict);
+  nlohmann::json ev = nlohmann::json::array();
+  for (const auto& e : evidence_lines(r)) {
+    nlohmann::json x = {
+        {"level", evidence::level_name(e.level)}, {"confirmed", e.counts.confirmed},
+        {"consistent", e.counts.consistent},      {"contradicted", e.counts.contradicted},
+        {"unverified", e.counts.unverified},      {"summary", e.summary}};
+    if (!e.preset.empty())
+      x["preset"] = e.preset;
+    if (!e.profile.empty()) {
+      x["profile"] = e.profile;
+      x["mode"] = e.mode;
+    }
+    ev.push_back(x);
+  }
+  j["evidence"] = ev;
   return j;
 }
 
@@ -153,8 +218,17 @@ int run_replay(const ReplayArgs& args) {
     std::fflush(stdout);
     error_line("ERROR " + support::printable(u.message, 1024));
   };
-  const harness::ReplayResult result =
-      harness::replay_files(paths, on_set, on_unreadable, args.backend);
+  harness::ReplayOptions opt;
+  opt.backend = args.backend;
+  const harness::ReplayResult result = harness::replay_files(paths, on_set, on_unreadable, opt);
+  for (const auto& f : result.files) {
+    // `replay` replays any recording; the tiers take hardware recordings only.
+    if (!f.not_hardware.empty()) {
+      std::printf("note: %s: %s\n", support::printable(f.file, 256).c_str(),
+                  f.not_hardware.c_str());
+    }
+  }
+  const outcome::Outcome verdict = outcome::verdict_of(result.tally());
   std::size_t listed = 0;
   for (const auto& s : result.sets) {
     for (const auto& c : s.results) {
@@ -164,10 +238,9 @@ int run_replay(const ReplayArgs& args) {
         std::printf("\nfirst mismatches (expected vs actual, binary32):\n");
       if (listed++ >= args.max_listed)
         break;
-      if (c.outcome == harness::Outcome::error) {
-        std::printf("  ERROR %s: %s\n", c.id.c_str(), c.message.c_str());
-      } else if (c.why == Mismatch::none) {
-        std::printf("  FAIL %s: %s\n", c.id.c_str(), c.message.c_str());
+      if (c.why == Mismatch::none) {
+        std::printf("  %s %s: %s\n", harness::outcome_name(c.outcome), c.id.c_str(),
+                    c.message.c_str());
       } else {
         std::printf("  FAIL %s [%s]\n    expected %s\n    actual   %s\n", c.id.c_str(),
                     mismatch_name(c.why), decompose_bits(c.expected, Format::fp32).c_str(),
@@ -177,27 +250,35 @@ int run_replay(const ReplayArgs& args) {
   }
   if (!args.json.empty()) {
     try {
-      support::write_file_atomic(args.json, to_json(result, args, backend).dump(2) + "\n", 0644,
+      support::write_file_atomic(args.json, to_json(result, backend, verdict).dump(2) + "\n", 0644,
                                  paths);
     } catch (const std::exception& e) {
       error_line(std::string("--json: ") + e.what());
       return kUsage;
     }
   }
+  for (const auto& e : evidence_lines(result)) {
+    if (!e.preset.empty())
+      std::printf("evidence    preset %s: %s\n", e.preset.c_str(), e.summary.c_str());
+    else
+      std::printf("evidence    profile %s, %s: %s\n", e.profile.c_str(), e.mode.c_str(),
+                  e.summary.c_str());
+  }
   std::string closing = std::to_string(result.passed) + " passed, " +
                         std::to_string(result.failed + result.errors) + " failed";
   if (result.unsupported > 0)
     closing += ", " + std::to_string(result.unsupported) + " unsupported";
+  if (result.xfailed > 0)
+    closing += ", " + std::to_string(result.xfailed) + " xfail";
+  if (result.xpassed > 0)
+    closing += ", " + std::to_string(result.xpassed) + " xpass";
   if (!result.unreadable.empty())
     closing += ", " + std::to_string(result.unreadable.size()) + " unreadable";
   std::printf("%s\n", closing.c_str());
+  // A recording that could not be read is bad input (2); otherwise the verdict's status.
   if (!result.unreadable.empty())
     return kUsage;
-  if (result.failed + result.errors > 0)
-    return kFailed;
-  if (result.tested() == 0)
-    return kUnavailable;
-  return kOk;
+  return outcome::exit_status_of(verdict);
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "mmaemu/emulator/evidence.hpp"
 #include "mmaemu/harness/tier_layout.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
@@ -141,6 +142,7 @@ int run_release(const ReportArgs& a) {
     }
     keys = reports::load_trusted_keys(layout.keys_dir);
     rep = reports::build_release_report(layout.log_root, a.date, tiers, keys, ro);
+    rep.evidence = evidence::counts_lines();
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;

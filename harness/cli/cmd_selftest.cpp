@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/registry.hpp"
+#include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
@@ -24,14 +25,14 @@ struct SelftestArgs {
   std::string json;
 };
 
-const char* verdict_of(const kernels::KernelStatus& s) {
+// A kernel's outcome: PASS when it loaded and its gates passed; UNSUPPORTED when it was not
+// tried (a by-design skip, no device); FAIL when it did not load or a gate failed.
+outcome::Outcome outcome_of(const kernels::KernelStatus& s) {
   if (s.available)
-    return "PASS";
-  if (!s.skip.empty())
-    return "UNSUPPORTED";
-  if (s.device < 0)
-    return "UNSUPPORTED";
-  return "FAIL";
+    return outcome::Outcome::pass;
+  if (!s.skip.empty() || s.device < 0)
+    return outcome::Outcome::unsupported;
+  return outcome::Outcome::fail;
 }
 
 nlohmann::json status_json(const kernels::KernelStatus& s) {
@@ -46,7 +47,7 @@ nlohmann::json status_json(const kernels::KernelStatus& s) {
   return {{"backend", s.backend},
           {"kernel", s.kernel},
           {"preset", s.preset},
-          {"verdict", verdict_of(s)},
+          {"verdict", outcome::outcome_name(outcome_of(s))},
           {"device", s.device},
           {"device_name", s.device_name},
           {"cc", s.cc},
@@ -80,12 +81,11 @@ int run_selftest(const SelftestArgs& args) {
     error_line(std::string(e.class_name()) + ": " + support::printable(e.what()));
     return kUsage;
   }
-  std::size_t passed = 0, failed = 0, unsupported = 0;
+  outcome::Tally tally;
   for (const auto& s : statuses) {
-    const std::string v = verdict_of(s);
-    passed += v == "PASS";
-    failed += v == "FAIL";
-    unsupported += v == "UNSUPPORTED";
+    const outcome::Outcome o = outcome_of(s);
+    tally.add(o);
+    const std::string v = outcome::outcome_name(o);
     std::string what = s.available ? (s.source + ", " + (s.gates.empty() ? "" : s.gates[0].detail) +
                                       (s.gates.empty() || !s.gates[0].cached ? "" : " (cached)"))
                        : !s.skip.empty() ? s.skip
@@ -94,8 +94,12 @@ int run_selftest(const SelftestArgs& args) {
                 s.device >= 0 ? ("sm_" + std::to_string(s.cc)).c_str() : "-",
                 support::printable(what, 400).c_str());
   }
+  const std::size_t passed = tally[outcome::Outcome::pass];
+  const std::size_t failed = tally[outcome::Outcome::fail];
+  const std::size_t unsupported = tally[outcome::Outcome::unsupported];
   std::printf("%zu passed, %zu failed, %zu unsupported\n", passed, failed, unsupported);
-  const int code = failed > 0 ? kFailed : passed == 0 ? kUnavailable : kOk;
+  const outcome::Outcome verdict = outcome::verdict_of(tally);
+  const int code = outcome::exit_status_of(verdict);
   if (!args.json.empty()) {
     nlohmann::json j;
     j["schema"] = "mmaemu-selftest/1";
@@ -104,6 +108,7 @@ int run_selftest(const SelftestArgs& args) {
     j["passed"] = passed;
     j["failed"] = failed;
     j["unsupported"] = unsupported;
+    j["verdict"] = outcome::outcome_name(verdict);
     j["kernels"] = nlohmann::json::array();
     for (const auto& s : statuses)
       j["kernels"].push_back(status_json(s));

@@ -267,7 +267,7 @@ int run_tier_args(const TierArgs& a) {
                   {"reason", result.reason},
                   {"totals", harness::totals_json(result)},
                   {"seconds", result.seconds}};
-  int status = harness::tier_exit_status(result.verdict);
+  int status = outcome::exit_status_of(result.verdict);
   if (!a.no_log) {
     try {
       const json log = harness::build_tier_log(*tier, result, opt, command_line(), MMAEMU_VERSION);

@@ -27,6 +27,7 @@ void add_selftest(CLI::App& app, int& exit_code);
 void add_fatbin(CLI::App& app, int& exit_code);
 void add_mutants(CLI::App& app, int& exit_code);
 void add_cluster(CLI::App& app, int& exit_code);
+void add_evidence(CLI::App& app, int& exit_code);
 
 // Prints "mmaemu: <message>" to stderr.
 void error_line(const std::string& message);

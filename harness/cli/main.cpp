@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_fatbin(app, exit_code);
   add_mutants(app, exit_code);
   add_cluster(app, exit_code);
+  add_evidence(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -80,15 +80,15 @@ TEST_F(BenchKernelsCli, FakeDriverRunsEndToEndWithAllowNvrtc) {
   const auto r = run_cli(fake(), tiny({"--allow-nvrtc", "--json", json.string()}));
   EXPECT_EQ(r.status, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("TMAC/s median"));
-  EXPECT_THAT(r.out, HasSubstr("verdict: OK"));
-  EXPECT_THAT(r.err, HasSubstr("exactness pass"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: PASS\n"));
+  EXPECT_THAT(r.err, HasSubstr("exactness PASS"));
   const auto j = read_json(json);
-  EXPECT_EQ(j["verdict"], "OK");
+  EXPECT_EQ(j["verdict"], "PASS");
   EXPECT_EQ(j["device"]["cc"], 90);
   ASSERT_EQ(j["kernels"].size(), 4u);
   for (const auto& k : j["kernels"]) {
     EXPECT_EQ(k["source"], "nvrtc") << k.dump();
-    EXPECT_EQ(k["exactness"]["result"], "pass") << k.dump();
+    EXPECT_EQ(k["exactness"]["result"], "PASS") << k.dump();
     EXPECT_TRUE(k["timed"].get<bool>()) << k.dump();
     EXPECT_EQ(k["windows"].size(), 2u);
     EXPECT_GT(k["tmacs"]["median"].get<double>(), 0);
@@ -100,7 +100,7 @@ TEST_F(BenchKernelsCli, NvrtcKernelsAreNotTimedWithoutAllowNvrtc) {
   const auto r = run_cli(fake(), tiny({"--kernels", "v1,h4"}));
   EXPECT_EQ(r.status, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("not timed"));
-  EXPECT_THAT(r.out, HasSubstr("verdict: PARTIAL"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: PASS: 2 of 2 kernels not timed"));
 }
 
 TEST_F(BenchKernelsCli, MismatchExitsOneBeforeTiming) {
@@ -108,10 +108,10 @@ TEST_F(BenchKernelsCli, MismatchExitsOneBeforeTiming) {
   const auto r = run_cli(with(fake(), "MMAEMU_FAKE_CUDA_WRONG", "1"),
                          tiny({"--allow-nvrtc", "--json", json.string()}));
   EXPECT_EQ(r.status, 1) << r.all();
-  EXPECT_THAT(r.out, HasSubstr("verdict: MISMATCH"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: FAIL: cuda:v1 is not bit-exact"));
   EXPECT_THAT(r.err, testing::Not(HasSubstr("window 1")));
   const auto j = read_json(json);
-  EXPECT_EQ(j["verdict"], "MISMATCH");
+  EXPECT_EQ(j["verdict"], "FAIL");
   EXPECT_EQ(j["exit_code"], 1);
   for (const auto& k : j["kernels"])
     EXPECT_FALSE(k["timed"].get<bool>());

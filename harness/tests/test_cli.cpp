@@ -206,6 +206,7 @@ TEST(Cli, ReplayOfAnOutOfScopeSetTestsNothingAndExitsFour) {
               HasSubstr("synthetic: not a hardware claim"));
 }
 
+// The set is one call: its refusal is judged once (the other 4999 cases are the same call).
 TEST(Cli, ReplayOfAnExpectedErrorSetPassesOnlyOnThatErrorClass) {
   TempDir dir("cli");
   Recording rec = read_recording(committed("Ada_E4M3.h5"));
@@ -214,13 +215,13 @@ TEST(Cli, ReplayOfAnExpectedErrorSetPassesOnlyOnThatErrorClass) {
   write_recording(dir / "refused.h5", rec);
   const auto ok = run_cli({"replay", (dir / "refused.h5").string()});
   EXPECT_EQ(ok.status, 0) << ok.all();
-  EXPECT_EQ(last_line(ok.out), "5000 passed, 0 failed") << ok.all();
+  EXPECT_EQ(last_line(ok.out), "1 passed, 0 failed, 4999 unsupported") << ok.all();
 
   rec.mma.at(0).attrs["expect_error"] = "ReferenceRejectsError";
   write_recording(dir / "other.h5", rec);
   const auto bad = run_cli({"replay", (dir / "other.h5").string()});
   EXPECT_EQ(bad.status, 1) << bad.all();
-  EXPECT_EQ(last_line(bad.out), "0 passed, 5000 failed") << bad.all();
+  EXPECT_EQ(last_line(bad.out), "0 passed, 1 failed, 4999 unsupported") << bad.all();
   EXPECT_THAT(bad.out, HasSubstr("expected ReferenceRejectsError, got ValueError"));
 }
 
@@ -401,6 +402,38 @@ TEST(Cli, DotOfOneTimesOneIsOne) {
   const auto r = run_cli({"dot", "--a", "38", "--b", "38", "--preset", "hopper"});
   EXPECT_EQ(r.status, 0) << r.all();
   EXPECT_EQ(last_line(r.out).substr(0, 10), "0x3f800000") << r.all();
+}
+
+// Hand-derived: eight products of (1 + 2^-10) x 1 on ampere_fp16 (one block of 8) are
+// 8 + 2^-7 exactly: binary32 0x41002000, and with an fp16 accumulator 0x4801.
+TEST(Cli, DotOfFp16BfAndTf32CodesUsesTheirPresets) {
+  std::vector<std::string> args{"dot",  "--fmt-a",  "fp16",        "--fmt-b",
+                                "fp16", "--preset", "ampere_fp16", "--a"};
+  for (int i = 0; i < 8; ++i)
+    args.push_back("3c01");
+  args.push_back("--b");
+  for (int i = 0; i < 8; ++i)
+    args.push_back("3c00");
+  auto r = run_cli(args);
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x41002000") << r.all();
+  args.insert(args.end(), {"--acc", "fp16"});
+  r = run_cli(args);
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 6), "0x4801") << r.all();
+  // tf32 values as their binary32 patterns: 1.5 * 2 + 0.25 * 4 = 4.
+  r = run_cli({"dot", "--fmt-a", "tf32", "--fmt-b", "tf32", "--preset", "ada_tf32", "--a",
+               "3fc00000", "3e800000", "--b", "40000000", "40800000"});
+  EXPECT_EQ(r.status, 0) << r.all();
+  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x40800000") << r.all();
+  // A pattern with low bits is not a tf32 value; an FP8 preset takes no fp16 codes.
+  r = run_cli({"dot", "--fmt-a", "tf32", "--fmt-b", "tf32", "--preset", "ada_tf32", "--a",
+               "3fc00001", "--b", "40000000"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("'3fc00001' is not a tf32 value"));
+  r = run_cli({"dot", "--fmt-a", "fp16", "--fmt-b", "fp16", "--a", "3c00", "--b", "3c00"});
+  EXPECT_EQ(r.status, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("preset 'hopper' takes e4m3 or e5m2"));
 }
 
 TEST(Cli, DotWithBadCodeExitsTwo) {

@@ -186,24 +186,24 @@ recordings::GemmCallBatch batch_of(const std::string& call_json) {
 }
 
 TEST(HostileGemmCall, AReplayReportsAMalformedCallAsAnErrorNamingFileCallAndKey) {
-  const auto good = replay_gemm_call_batch(batch_of(good_call().dump()), "rec.h5");
+  const auto good = replay_gemm_call_set(batch_of(good_call().dump()), "rec.h5");
   EXPECT_EQ(good.passed, 1u) << (good.results.empty() ? "" : good.results[0].message);
   json c = good_call();
   c["input"]["offset"] = std::numeric_limits<std::int64_t>::max();
-  const auto bad = replay_gemm_call_batch(batch_of(c.dump()), "rec.h5");
+  const auto bad = replay_gemm_call_set(batch_of(c.dump()), "rec.h5");
   ASSERT_EQ(bad.results.size(), 1u);
   EXPECT_EQ(bad.results[0].outcome, Outcome::error);
   EXPECT_EQ(bad.results[0].message.rfind("rec.h5: gemm_call 'r1/call0': key 'input': tensor:", 0),
             0u)
       << bad.results[0].message;
-  // The same for a reader that checks a whole batch first.
+  // The same for a reader that parses a whole batch first.
   try {
-    check_gemm_calls(batch_of(c.dump()), "rec.h5");
+    parse_gemm_calls(batch_of(c.dump()), "rec.h5");
     ADD_FAILURE() << "no GemmCallError";
   } catch (const GemmCallError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("rec.h5: gemm_call 'r1/call0': key 'input'", 0), 0u);
   }
-  EXPECT_NO_THROW(check_gemm_calls(batch_of(good_call().dump()), "rec.h5"));
+  EXPECT_NO_THROW(parse_gemm_calls(batch_of(good_call().dump()), "rec.h5"));
 }
 
 TEST(HostileGemmCall, OversizedGemmCasesAreErrorsNotExpectedErrors) {
@@ -215,7 +215,7 @@ TEST(HostileGemmCall, OversizedGemmCasesAreErrorsNotExpectedErrors) {
   c.expect_error = "ValueError";
   c.profile = "hopper";
   recordings::GemmBatch b{"g", {c}, {}};
-  const auto s = replay_gemm_batch(b, "g.h5");
+  const auto s = replay_gemm_set(b, "g.h5");
   ASSERT_EQ(s.results.size(), 1u);
   EXPECT_EQ(s.results[0].outcome, Outcome::error) << s.results[0].message;
 }

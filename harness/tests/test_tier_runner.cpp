@@ -57,7 +57,7 @@ TEST(TierRunner, T2WithoutTruthIsUnsupportedNamingTheVariable) {
   EXPECT_EQ(r.verdict, Outcome::unsupported);
   EXPECT_NE(r.reason.find("MMAEMU_TRUTH_DIR"), std::string::npos) << r.reason;
   EXPECT_EQ(r.case_count(), 0u);
-  EXPECT_EQ(tier_exit_status(r.verdict), 4);
+  EXPECT_EQ(outcome::exit_status_of(r.verdict), 4);
 }
 
 TEST(TierRunner, GpuTiersWithoutADeviceAreUnsupportedNamingTheCudaDevice) {
@@ -260,7 +260,7 @@ TEST_F(FakeCtest, AFailingTestFailsTheTierNamingIt) {
   const TierResult r = run_tier(spec({"unit"}), opt);
   EXPECT_EQ(r.verdict, Outcome::fail);
   EXPECT_NE(r.reason.find("first: e"), std::string::npos) << r.reason;
-  EXPECT_EQ(tier_exit_status(r.verdict), 1);
+  EXPECT_EQ(outcome::exit_status_of(r.verdict), 1);
 }
 
 TEST_F(FakeCtest, AMissingTestProgramIsAnError) {
@@ -299,7 +299,7 @@ TEST(ReplayTier, TheCommittedRecordingsPassCaseByCase) {
     EXPECT_EQ(letters.find_first_not_of('P'), std::string::npos);
     cases += letters.size();
   }
-  EXPECT_GE(cases, 20000u);                 // the four public sets, 5000 cases each
+  EXPECT_GE(cases, 90000u); // the fourteen public sets (70,000 of them 16-bit and tf32 cases)
   EXPECT_EQ(r.total(Outcome::pass), cases); // the data budget is a check, not a case
   EXPECT_EQ(r.case_count(), cases);
   EXPECT_FALSE(r.inputs.empty());
@@ -394,7 +394,7 @@ TEST(ReplayTier, ATierWhoseCasesAreAllOutOfScopeIsUnsupportedNotPass) {
   recordings::write_recording(dir / "scoped.h5", rec);
   const TierResult r = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
   EXPECT_EQ(r.verdict, Outcome::unsupported) << r.reason;
-  EXPECT_EQ(tier_exit_status(r.verdict), 4);
+  EXPECT_EQ(outcome::exit_status_of(r.verdict), 4);
   EXPECT_EQ(r.total(Outcome::pass), 0u);
   EXPECT_EQ(r.total(Outcome::fail), 0u);
   EXPECT_EQ(r.total(Outcome::unsupported), 5000u);
@@ -412,7 +412,8 @@ TEST(ReplayTier, ATierWhoseCasesAreAllOutOfScopeIsUnsupportedNotPass) {
   EXPECT_EQ(x.find("failures=\"1\""), std::string::npos) << x;
 }
 
-// The same attributes mean the same in `mmaemu replay` and in the tier: one code path.
+// The same attributes mean the same in `mmaemu replay` and in the tier: one code path. The set
+// is one call, so its refusal is one event: one PASS (or FAIL), never 5000.
 TEST(ReplayTier, AnExpectedErrorSetPassesOnlyWithThatExactClass) {
   tiertest::TempDir dir;
   auto rec =
@@ -422,10 +423,16 @@ TEST(ReplayTier, AnExpectedErrorSetPassesOnlyWithThatExactClass) {
   recordings::write_recording(dir / "refused.h5", rec);
   const TierResult ok = run_tier(tiertest::committed_tier("T1"), options_for(dir.path()));
   EXPECT_EQ(ok.verdict, Outcome::pass) << ok.reason;
-  EXPECT_EQ(ok.total(Outcome::pass), 5000u);
+  EXPECT_EQ(ok.total(Outcome::pass), 1u);
+  EXPECT_EQ(ok.total(Outcome::unsupported), 4999u);
   EXPECT_EQ(ok.sets[0]["expect_error"], "ValueError");
+  EXPECT_EQ(ok.sets[0]["passed"], 1);
+  EXPECT_EQ(ok.sets[0]["outcomes"], "P" + std::string(4999, 'U'));
   const SetResult lib = replay_batch(rec.mma[0], "refused.h5");
-  EXPECT_EQ(lib.passed, 5000u);
+  EXPECT_EQ(lib.passed, 1u);
+  EXPECT_EQ(lib.unsupported, 4999u);
+  EXPECT_NE(lib.results[1].message.find("the same call as " + rec.mma[0].ids[0]), std::string::npos)
+      << lib.results[1].message;
 
   rec.mma[0].attrs["expect_error"] = "ReferenceRejectsError";
   recordings::write_recording(dir / "refused.h5", rec);
@@ -433,7 +440,8 @@ TEST(ReplayTier, AnExpectedErrorSetPassesOnlyWithThatExactClass) {
   EXPECT_EQ(bad.verdict, Outcome::fail);
   EXPECT_NE(bad.reason.find("expected ReferenceRejectsError, got ValueError"), std::string::npos)
       << bad.reason;
-  EXPECT_EQ(replay_batch(rec.mma[0], "refused.h5").failed, 5000u);
+  EXPECT_EQ(bad.total(Outcome::fail), 1u);
+  EXPECT_EQ(replay_batch(rec.mma[0], "refused.h5").failed, 1u);
 }
 
 TEST(ReplayTier, AnUnknownPresetWithoutExpectedErrorIsAnErrorNotACrash) {
@@ -457,7 +465,7 @@ TEST(TierResult, ACheckNeverCountsAsACaseAndAFailedCheckFails) {
   TierResult held;
   held.tier = "T1";
   held.check({"T1/data_budget", true, "1 MiB of 20"});
-  settle_verdict(held, "no case ran");
+  judge_tier(held, "no case ran");
   EXPECT_EQ(held.verdict, Outcome::unsupported) << "a check that holds is no PASS";
   EXPECT_EQ(held.case_count(), 0u);
 
@@ -465,7 +473,7 @@ TEST(TierResult, ACheckNeverCountsAsACaseAndAFailedCheckFails) {
   over.tier = "T1";
   over.count(Outcome::pass, 3);
   over.check({"T1/data_budget", false, "30 MiB of 20"});
-  settle_verdict(over, "no case ran");
+  judge_tier(over, "no case ran");
   EXPECT_EQ(over.verdict, Outcome::fail);
   EXPECT_NE(over.reason.find("T1/data_budget: 30 MiB of 20"), std::string::npos) << over.reason;
   EXPECT_EQ(over.total(Outcome::fail), 0u);
@@ -475,7 +483,7 @@ TEST(TierResult, ACheckNeverCountsAsACaseAndAFailedCheckFails) {
 TEST(TierResult, JunitHasOneSkippedCaseForATierThatDidNotRun) {
   TierResult r;
   r.tier = "T3";
-  settle_verdict(r, "no case ran");
+  judge_tier(r, "no case ran");
   EXPECT_EQ(r.verdict, Outcome::unsupported);
   const std::string x = junit_xml(r);
   EXPECT_NE(x.find("<skipped message=\"UNSUPPORTED: no case ran\""), std::string::npos) << x;

@@ -397,29 +397,25 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The verdict of a run that went through: the one rule over the kernels' exactness gates (a
+// kernel that did not load ran no gate: UNSUPPORTED).
 void finish_verdict(BenchReport& r) {
-  if (r.verdict == "MISMATCH" || r.verdict == "ERROR" || r.verdict == "UNSUPPORTED")
-    return;
-  std::size_t loaded = 0, timed = 0;
+  outcome::Tally gates;
+  std::size_t timed = 0;
   std::string why;
   for (const auto& k : r.kernels) {
-    loaded += k.load_error.empty();
+    gates.add(k.exactness);
     timed += k.timed;
     if (!k.timed && why.empty())
       why = k.kernel + ": " + (k.load_error.empty() ? k.not_timed_reason : k.load_error);
   }
-  if (loaded == 0) {
-    r.verdict = "UNSUPPORTED";
+  r.verdict = outcome::verdict_of(gates);
+  r.exit_code = outcome::exit_status_of(r.verdict);
+  if (r.verdict == outcome::Outcome::unsupported) {
     r.reason = "no kernel could be loaded on device " + std::to_string(r.device) + "; " + why;
-    r.exit_code = 4;
-  } else if (timed < r.kernels.size()) {
-    r.verdict = "PARTIAL";
+  } else if (r.verdict == outcome::Outcome::pass && timed < r.kernels.size()) {
     r.reason = std::to_string(r.kernels.size() - timed) + " of " +
                std::to_string(r.kernels.size()) + " kernels not timed; " + why;
-    r.exit_code = 0;
-  } else {
-    r.verdict = "OK";
-    r.exit_code = 0;
   }
 }
 
@@ -563,18 +559,16 @@ void run_on_device(BenchReport& r) {
                             " block vs the CPU reference (" + preset + ")";
     }
     if (bad > 0) {
-      kb.exactness = "fail";
+      kb.exactness = outcome::Outcome::fail;
       kb.exactness_detail += ": " + std::to_string(bad) + " of " + std::to_string(compared) +
                              " outputs differ; " + first;
       say(o, kb.kernel + ": exactness FAIL: " + kb.exactness_detail);
-      r.verdict = "MISMATCH";
       r.reason = "cuda:" + kb.kernel + " is not bit-exact: " + kb.exactness_detail;
-      r.exit_code = 1;
-      return;
+      return; // nothing is timed after a mismatch
     }
-    kb.exactness = "pass";
+    kb.exactness = outcome::Outcome::pass;
     kb.exactness_detail += ": " + std::to_string(compared) + " outputs bit-exact";
-    say(o, kb.kernel + ": exactness pass (" + kb.exactness_detail + ")");
+    say(o, kb.kernel + ": exactness PASS (" + kb.exactness_detail + ")");
     if (ieee)
       ieee_out[preset] = got;
   }
@@ -770,9 +764,9 @@ BenchReport run_kernel_bench(const BenchOptions& options) {
             "std::normal_distribution, seed " +
                 std::to_string(r.options.seed) + "), A then B";
   if (const std::string why = cuda_unavailable_reason(); !why.empty()) {
-    r.verdict = "UNSUPPORTED";
+    r.verdict = outcome::Outcome::unsupported;
     r.reason = why;
-    r.exit_code = 4;
+    r.exit_code = outcome::exit_status_of(r.verdict);
     return r;
   }
   if (const int count = driver::visible_device_count(); r.options.device >= count) {
@@ -782,17 +776,17 @@ BenchReport run_kernel_bench(const BenchOptions& options) {
   try {
     run_on_device(r);
   } catch (const MmaemuError& e) {
-    r.verdict = "ERROR";
+    r.verdict = outcome::Outcome::error;
     r.reason = std::string(e.class_name()) + ": " + e.what();
-    r.exit_code = 1;
+    r.exit_code = outcome::exit_status_of(r.verdict);
     return r;
   } catch (const std::bad_alloc&) {
-    r.verdict = "ERROR";
+    r.verdict = outcome::Outcome::error;
     r.reason = "out of host memory for the operands or the outputs";
-    r.exit_code = 1;
+    r.exit_code = outcome::exit_status_of(r.verdict);
     return r;
   }
-  finish_verdict(r);
+  finish_verdict(r); // a mismatch has already said which kernel, in r.reason
   return r;
 }
 
@@ -802,7 +796,7 @@ std::string bench_report_json(const BenchReport& r) {
   json j;
   j["schema"] = "mmaemu-bench-kernels/1";
   j["mmaemu_version"] = MMAEMU_KERNELS_VERSION;
-  j["verdict"] = r.verdict;
+  j["verdict"] = outcome::outcome_name(r.verdict);
   j["reason"] = r.reason;
   j["exit_code"] = r.exit_code;
   j["options"] = {{"kernels", o.kernels},
@@ -818,7 +812,7 @@ std::string bench_report_json(const BenchReport& r) {
   j["timing"] = "CUDA events around back-to-back launches of the raw kernel (default stream)";
   j["macs_per_launch"] =
       static_cast<double>(o.M) * static_cast<double>(o.N) * static_cast<double>(o.K);
-  if (r.verdict == "UNSUPPORTED" && r.device_name.empty()) {
+  if (r.verdict == outcome::Outcome::unsupported && r.device_name.empty()) {
     j["device"] = nullptr;
   } else {
     j["device"] = {{"ordinal", r.device},         {"name", r.device_name},
@@ -855,7 +849,8 @@ std::string bench_report_json(const BenchReport& r) {
                {"source", k.source},
                {"image_sha256", k.image_sha256},
                {"fatbin_reason", k.fatbin_reason},
-               {"exactness", {{"result", k.exactness}, {"detail", k.exactness_detail}}},
+               {"exactness",
+                {{"result", outcome::outcome_name(k.exactness)}, {"detail", k.exactness_detail}}},
                {"timed", k.timed},
                {"not_timed_reason", k.not_timed_reason},
                {"warmup_launches", k.warmup_launches},
@@ -915,7 +910,7 @@ std::string bench_report_table(const BenchReport& r) {
     t += "clock: " + r.clock_note + "\n";
   if (!r.kernels.empty()) {
     char line[256];
-    std::snprintf(line, sizeof line, "%-6s %-7s %-8s %-28s %-8s %-11s %s\n", "kernel", "source",
+    std::snprintf(line, sizeof line, "%-6s %-7s %-11s %-28s %-8s %-11s %s\n", "kernel", "source",
                   "exact", "TMAC/s median (min-max)", "SM MHz", "MAC/clk/SM", "target");
     t += line;
     for (const auto& k : r.kernels) {
@@ -935,14 +930,15 @@ std::string bench_report_table(const BenchReport& r) {
         if (k.target_met && k.source != "fatbin")
           target += " (nvrtc)";
       }
-      std::snprintf(line, sizeof line, "%-6s %-7s %-8s %-28s %-8s %-11s %s\n", k.kernel.c_str(),
-                    k.source.empty() ? "-" : k.source.c_str(), k.exactness.c_str(), tm.c_str(),
-                    cell_or_dash(k.mean_sm_mhz, "%.0f").c_str(),
+      std::snprintf(line, sizeof line, "%-6s %-7s %-11s %-28s %-8s %-11s %s\n", k.kernel.c_str(),
+                    k.source.empty() ? "-" : k.source.c_str(), outcome::outcome_name(k.exactness),
+                    tm.c_str(), cell_or_dash(k.mean_sm_mhz, "%.0f").c_str(),
                     cell_or_dash(k.mac_per_clk_sm, "%.2f").c_str(), target.c_str());
       t += line;
     }
   }
-  t += "verdict: " + r.verdict + (r.reason.empty() ? "" : ": " + r.reason) + "\n";
+  t += std::string("verdict: ") + outcome::outcome_name(r.verdict) +
+       (r.reason.empty() ? "" : ": " + r.reason) + "\n";
   return t;
 }
 

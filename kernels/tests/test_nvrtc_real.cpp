@@ -124,4 +124,53 @@ TEST_P(RealNvrtcOnFakeDriver, LadderCompilesLoadsAndRunsTheKernel) {
 INSTANTIATE_TEST_SUITE_P(Kernels, RealNvrtcOnFakeDriver, ::testing::Values("v1", "h4"),
                          [](const auto& info) { return info.param; });
 
+// The mma.sync wrappers the tensor-core kernels use (mmaemu_mma.cuh): a kernel calling each
+// of them compiles through NVRTC, with the fixed options, for every architecture from sm_80.
+class RealNvrtcMma : public ::testing::Test {
+protected:
+  void SetUp() override {
+    env_.unset("MMAEMU_NVRTC_PATH");
+    if (!nvrtc::nvrtc_available(&why_))
+      GTEST_SKIP() << "libnvrtc cannot be opened: " << why_;
+    if (nvrtc::nvrtc_library().find("fake") != std::string::npos)
+      GTEST_SKIP() << "the fake NVRTC was loaded first in this process";
+  }
+  EnvGuard env_;
+  std::string why_;
+};
+
+TEST_F(RealNvrtcMma, EveryWrapperCompilesForSm80AndLater) {
+  const std::string src = R"(#include "mmaemu_mma.cuh"
+extern "C" __global__ void mma_check(const unsigned int* in, float* out, unsigned int* outh) {
+  const int l = threadIdx.x;
+  unsigned int a[4] = {in[l], in[l + 32], in[l + 64], in[l + 96]};
+  unsigned int b[2] = {in[l + 128], in[l + 160]};
+  unsigned int ch[2] = {in[l + 192], in[l + 224]}, dh[2];
+  float c[4] = {0.f, 1.f, 2.f, 3.f}, d[4];
+  mmaemu_mma_m16n8k16_f32_f16(d, a, b, c);
+  mmaemu_mma_m16n8k16_f32_bf16(c, a, b, d);
+  mmaemu_mma_m16n8k16_f16_f16(dh, a, b, ch);
+  mmaemu_mma_m16n8k8_f32_f16(d, a, b, c);
+  mmaemu_mma_m16n8k8_f32_bf16(c, a, b, d);
+  mmaemu_mma_m16n8k8_f16_f16(ch, a, b, dh);
+  for (int i = 0; i < 4; ++i) out[l * 4 + i] = c[i];
+  outh[2 * l] = ch[0];
+  outh[2 * l + 1] = ch[1];
+}
+)";
+  for (const int arch : {80, 86, 89, 90, 100, 120}) {
+    SCOPED_TRACE("sm_" + std::to_string(arch));
+    try {
+      const nvrtc::CompileResult r = nvrtc::compile("mma_check.cu", src, headers(), arch);
+      ASSERT_GE(r.cubin.size(), 64u);
+      EXPECT_EQ(r.cubin.compare(0, 4,
+                                "\x7f"
+                                "ELF"),
+                0);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
 } // namespace

@@ -10,6 +10,7 @@ from . import _core
 from ._api import (
     BackendStatus,
     CallPlan,
+    DecisionEvidence,
     GateResult,
     Preset,
     Profile,
@@ -42,7 +43,7 @@ from . import model, testing
 __version__ = _core.version
 
 __all__ = [
-    "scaled_mm", "accumulate", "explain", "CallPlan", "model", "Preset", "get_preset",
+    "scaled_mm", "accumulate", "explain", "CallPlan", "DecisionEvidence", "model", "Preset", "get_preset",
     "list_presets", "Profile", "get_profile", "list_profiles", "resolve_splitk", "SplitK",
     "SplitDecision", "backends_status", "BackendStatus", "GateResult", "selftest", "testing",
     "MmaemuError", "ReferenceRejectsError", "UnsupportedFeatureError", "SplitKUnknownError",

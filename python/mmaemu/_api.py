@@ -30,6 +30,8 @@ class Preset:
     maturity: str = "custom"
     validated_scope: str = ""
     evidence: str = ""
+    inputs: str = "fp8"  # "fp8", "fp16", "bf16" or "tf32"
+    half_out: str = "none"  # fp16 accumulator: "none", "block_then_nearest", "sum_to_nearest"
 
     def __post_init__(self):
         if self.maturity == "custom":
@@ -39,7 +41,7 @@ class Preset:
         return {"name": self.name, "nfma": int(self.nfma), "frac": int(self.frac),
                 "frac_out": int(self.frac_out), "rounding": self.rounding,
                 "min_exp": int(self.min_exp), "late_c": bool(self.late_c),
-                "slow_chunk": self.slow_chunk}
+                "slow_chunk": self.slow_chunk, "inputs": self.inputs, "half_out": self.half_out}
 
 
 def _preset_from(d):
@@ -105,6 +107,9 @@ class Profile:
     maturity: str
     splitk_maturity: str
     envelope: Optional[dict] = None
+    # The GEMM-level fields that differ between platforms (docs/semantics.md): split_grain,
+    # slow_block (a length, "preset" or "flat"), merge, scale_fold, evidence.
+    gemm: Optional[dict] = None
 
     def matches_device(self, device=None):
         """True only if the CUDA device has the profile's GPU name, SM count and cuBLASLt
@@ -142,7 +147,7 @@ def _profile_from(d):
         splitk_table=tuple(SplitKEntry(**e) for e in table["entries"]),
         splitk_table_id=table["id"], split_schemes=tuple(d["split_schemes"]),
         rejects=tuple(RejectRule(**r) for r in d["rejects"]), maturity=d["maturity"],
-        splitk_maturity=d["splitk_maturity"], envelope=d["envelope"])
+        splitk_maturity=d["splitk_maturity"], envelope=d["envelope"], gemm=d.get("gemm"))
 
 
 def get_profile(name_or_profile=None):
@@ -281,9 +286,27 @@ def accumulate(a, b, *, use_fast_accum, profile=None, splitk="auto", backend="au
 
 
 @dataclasses.dataclass(frozen=True)
+class DecisionEvidence:
+    """One modelling decision a call relies on: its level ("instruction", "GEMM", "API"), the
+    choice on the call's profile, its status ("confirmed", "consistent", "contradicted",
+    "unverified", computed from the evidence registry, docs/semantics.md), the status in words
+    ("consistent with bitequiv (H100, cuBLASLt 13.1.1)"), the evidence source ids and why."""
+
+    id: str
+    level: str
+    title: str
+    choice: str
+    status: str
+    text: str
+    sources: Tuple[str, ...]
+    why: str
+
+
+@dataclasses.dataclass(frozen=True)
 class CallPlan:
     """What a scaled_mm call would do. validation is "ok" or (error class name, message);
-    warnings are (category, message) pairs."""
+    warnings are (category, message) pairs; evidence lists the decisions the call relies on
+    and evidence_summary has one line per level ("GEMM level: 6 consistent with ...")."""
 
     validation: object
     profile: str
@@ -299,6 +322,8 @@ class CallPlan:
     M: int = 0
     N: int = 0
     K: int = 0
+    evidence: Tuple[DecisionEvidence, ...] = ()
+    evidence_summary: Tuple[str, ...] = ()
 
     @property
     def ok(self):
@@ -338,7 +363,12 @@ def _plan_from(j):
                        for w in j.get("warnings", ())),
         profile_maturity=j.get("profile_maturity", ""), notes=tuple(j.get("notes", ())),
         out_dtype=j.get("out_dtype", ""), M=j["shape"]["M"], N=j["shape"]["N"],
-        K=j["shape"]["K"])
+        K=j["shape"]["K"],
+        evidence=tuple(DecisionEvidence(
+            id=e["id"], level=e["level"], title=e["title"], choice=e["choice"],
+            status=e["status"], text=e["text"], sources=tuple(e["sources"]), why=e["why"])
+            for e in j.get("evidence", {}).get("decisions", ())),
+        evidence_summary=tuple(j.get("evidence", {}).get("summary", ())))
 
 
 # ---------------------------------------------------------------- backends
@@ -429,6 +459,6 @@ def selftest(device=None, *, kernels="all", force=False):
 __all__ = [
     "Preset", "get_preset", "list_presets", "Profile", "get_profile", "list_profiles",
     "SplitK", "SplitDecision", "resolve_splitk", "scaled_mm", "accumulate", "explain",
-    "CallPlan", "BackendStatus", "GateResult", "backends_status", "selftest",
+    "CallPlan", "DecisionEvidence", "BackendStatus", "GateResult", "backends_status", "selftest",
     "UnsupportedFeatureError", "error_class",
 ]

@@ -18,6 +18,7 @@
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
+#include "mmaemu/emulator/dot_codes.hpp"
 #include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/explain.hpp"
@@ -83,6 +84,8 @@ py::dict preset_dict(const Preset& p) {
   o["min_exp"] = p.min_exp;
   o["late_c"] = p.late_c;
   o["slow_chunk"] = p.slow_chunk ? py::object(py::int_(*p.slow_chunk)) : py::object(py::none());
+  o["inputs"] = preset_inputs_name(p.inputs);
+  o["half_out"] = half_output_name(p.half_out);
   o["maturity"] = maturity_name(p.maturity);
   o["validated_scope"] = p.validated_scope;
   o["evidence"] = p.evidence;
@@ -149,6 +152,18 @@ py::dict profile_dict(const Profile& p) {
   } else {
     o["envelope"] = py::none();
   }
+  py::dict g;
+  g["split_grain"] = p.gemm.split_grain;
+  if (p.gemm.slow_block_from_preset)
+    g["slow_block"] = "preset";
+  else if (p.gemm.slow_block)
+    g["slow_block"] = *p.gemm.slow_block;
+  else
+    g["slow_block"] = "flat";
+  g["merge"] = partial_merge_name(p.gemm.merge);
+  g["scale_fold"] = scale_fold_name(p.gemm.scale_fold);
+  g["evidence"] = p.gemm.evidence;
+  o["gemm"] = g;
   return o;
 }
 
@@ -190,9 +205,41 @@ Preset preset_arg(py::handle h) {
   std::optional<int> chunk;
   if (!d["slow_chunk"].is_none())
     chunk = d["slow_chunk"].cast<int>();
-  Preset p = make_custom_preset(d["name"].cast<std::string>(), d["nfma"].cast<int>(),
-                                d["frac"].cast<int>(), d["frac_out"].cast<int>(), r,
-                                d["min_exp"].cast<int>(), d["late_c"].cast<bool>(), chunk);
+  // inputs and half_out are optional keys (a dict of an older Preset has neither).
+  PresetInputs inputs = PresetInputs::fp8;
+  if (d.contains("inputs")) {
+    const std::string v = d["inputs"].cast<std::string>();
+    bool found = false;
+    for (PresetInputs i :
+         {PresetInputs::fp8, PresetInputs::fp16, PresetInputs::bf16, PresetInputs::tf32}) {
+      if (v == preset_inputs_name(i)) {
+        inputs = i;
+        found = true;
+      }
+    }
+    if (!found)
+      throw ValueError("Preset.inputs: '" + v + "' is not fp8, fp16, bf16 or tf32");
+  }
+  HalfOutput half = HalfOutput::none;
+  if (d.contains("half_out")) {
+    const std::string v = d["half_out"].cast<std::string>();
+    bool found = false;
+    for (HalfOutput h :
+         {HalfOutput::none, HalfOutput::block_then_nearest, HalfOutput::sum_to_nearest}) {
+      if (v == half_output_name(h)) {
+        half = h;
+        found = true;
+      }
+    }
+    if (!found) {
+      throw ValueError("Preset.half_out: '" + v +
+                       "' is not none, block_then_nearest or sum_to_nearest");
+    }
+  }
+  Preset p =
+      make_custom_preset(d["name"].cast<std::string>(), d["nfma"].cast<int>(),
+                         d["frac"].cast<int>(), d["frac_out"].cast<int>(), r,
+                         d["min_exp"].cast<int>(), d["late_c"].cast<bool>(), chunk, inputs, half);
   return p;
 }
 
@@ -364,6 +411,80 @@ PYBIND11_MODULE(_core, m) {
         });
   });
 
+  // The 16-bit and tf32 chain (model.dot for fp16, bf16, tf32): codes as uint32 [rows][K],
+  // c as uint32 values of format acc (fp32 bits or fp16 codes) or None.
+  m.def("dot_codes", [](py::array_t<std::uint32_t, py::array::c_style> a,
+                        py::array_t<std::uint32_t, py::array::c_style> b, py::object c,
+                        py::handle preset, std::string fmt_a, std::string fmt_b, std::string acc) {
+    Preset p;
+    model::FormatPair fmt;
+    Format accf = Format::fp32;
+    std::optional<py::array_t<std::uint32_t, py::array::c_style>> cc;
+    std::vector<std::uint32_t> out;
+    const std::uint32_t* pa = nullptr;
+    const std::uint32_t* pb = nullptr;
+    const std::uint32_t* pc = nullptr;
+    std::size_t rows = 0, K = 0;
+    return guarded(
+        [&] {
+          p = preset_arg(preset);
+          fmt = {format_arg(fmt_a, "fmt"), format_arg(fmt_b, "fmt")};
+          accf = format_arg(acc, "acc");
+          model::check_codes_call(p, fmt, accf, "dot");
+          if (a.ndim() != 2 || b.ndim() != 2 || a.shape(0) != b.shape(0) ||
+              a.shape(1) != b.shape(1))
+            throw ValueError("a and b: same shape [..., K] needed");
+          if (!c.is_none()) {
+            cc = c.cast<py::array_t<std::uint32_t, py::array::c_style>>();
+            if (cc->size() != a.shape(0))
+              throw ValueError("c: shape a.shape[:-1] needed");
+            pc = cc->data();
+          }
+          rows = static_cast<std::size_t>(a.shape(0));
+          K = static_cast<std::size_t>(a.shape(1));
+          out.assign(rows, 0);
+          pa = a.data();
+          pb = b.data();
+        },
+        [&] { model::dot_codes_rows(pa, pb, pc, rows, K, p, fmt, accf, out.data()); },
+        [&]() -> py::object {
+          py::array_t<std::uint32_t> r(static_cast<py::ssize_t>(rows));
+          std::copy(out.begin(), out.end(), r.mutable_data());
+          return r;
+        });
+  });
+
+  // Exact codes (as uint32) of binary64 values that are values of fmt: e4m3, e5m2, fp16,
+  // bf16 or tf32 (model.dot's float64 form; tf32 also from float32 values).
+  m.def("codes_of", [](py::array_t<double, py::array::c_style> v, std::string fmt) {
+    std::vector<std::uint32_t> codes;
+    return guarded(
+        nullptr,
+        [&] {
+          const Format f = format_arg(fmt, "fmt");
+          if (!is_fp8(f) && !is_hmma_input(f))
+            throw ValueError("fmt: '" + fmt + "' is not e4m3, e5m2, fp16, bf16 or tf32");
+          const double* p = v.data();
+          codes.resize(static_cast<std::size_t>(v.size()));
+          for (std::size_t i = 0; i < codes.size(); ++i) {
+            const std::uint32_t code = encode_binary64_bits(f, p[i], Overflow::infinity);
+            const double back = decode_to_double(f, code);
+            const bool same = (back != back && p[i] != p[i]) ||
+                              (back == p[i] && std::signbit(back) == std::signbit(p[i]));
+            if (!same) {
+              throw ValueError("a value at flat index " + std::to_string(i) + " (" +
+                               std::to_string(p[i]) + ") is not a " + fmt + " value");
+            }
+            codes[i] = code;
+          }
+        },
+        [&]() -> py::object {
+          py::array_t<std::uint32_t> r(static_cast<py::ssize_t>(codes.size()));
+          std::copy(codes.begin(), codes.end(), r.mutable_data());
+          return r;
+        });
+  });
+
   // Exact FP8 codes of binary64 values that are FP8 values (model.dot's float64 form).
   m.def("fp8_codes_of", [](py::array_t<double, py::array::c_style> v, std::string fmt) {
     std::vector<std::uint8_t> codes;
@@ -503,16 +624,34 @@ PYBIND11_MODULE(_core, m) {
             d["K"] = b.K;
             d["c_policy"] = b.c_policy;
             d["ids"] = b.ids;
+            d["acc"] = format_name(b.acc);
             const auto n = static_cast<py::ssize_t>(b.size());
             const auto K = static_cast<py::ssize_t>(b.K);
-            py::array_t<std::uint8_t> a({n, K}), bb({n, K});
             py::array_t<std::uint32_t> c(n), e(n);
-            std::copy(b.a.begin(), b.a.end(), a.mutable_data());
-            std::copy(b.b.begin(), b.b.end(), bb.mutable_data());
+            if (!b.wide()) {
+              py::array_t<std::uint8_t> a({n, K}), bb({n, K});
+              std::copy(b.a.begin(), b.a.end(), a.mutable_data());
+              std::copy(b.b.begin(), b.b.end(), bb.mutable_data());
+              d["a"] = a;
+              d["b"] = bb;
+            } else if (b.fmt_a == Format::tf32) {
+              // tf32 operands as their binary32 containers (uint32; view as float32).
+              py::array_t<std::uint32_t> a({n, K}), bb({n, K});
+              std::transform(b.a_wide.begin(), b.a_wide.end(), a.mutable_data(),
+                             tf32_container_of_code);
+              std::transform(b.b_wide.begin(), b.b_wide.end(), bb.mutable_data(),
+                             tf32_container_of_code);
+              d["a"] = a;
+              d["b"] = bb;
+            } else {
+              py::array_t<std::uint16_t> a({n, K}), bb({n, K}); // fp16 / bf16 codes
+              std::copy(b.a_wide.begin(), b.a_wide.end(), a.mutable_data());
+              std::copy(b.b_wide.begin(), b.b_wide.end(), bb.mutable_data());
+              d["a"] = a;
+              d["b"] = bb;
+            }
             std::copy(b.c.begin(), b.c.end(), c.mutable_data());
             std::copy(b.expect.begin(), b.expect.end(), e.mutable_data());
-            d["a"] = a;
-            d["b"] = bb;
             d["c"] = c;
             d["expect"] = e;
             out.append(d);

@@ -158,9 +158,15 @@ def test_explain_never_raises():
 
 
 def test_presets_and_profiles():
-    assert mmaemu.list_presets() == ["ada", "hopper", "b200_mma_sync"]
+    assert mmaemu.list_presets() == ["ada", "hopper", "b200_mma_sync", "volta_fp16",
+                                     "ampere_fp16", "ampere_bf16", "ampere_tf32", "ada_fp16",
+                                     "ada_bf16", "ada_tf32", "hopper_fp16", "hopper_bf16",
+                                     "hopper_tf32"]
     ada = mmaemu.get_preset("ada")
-    assert (ada.nfma, ada.maturity) == (16, "validated")
+    assert (ada.nfma, ada.maturity, ada.inputs, ada.half_out) == (16, "validated", "fp8", "none")
+    h = mmaemu.get_preset("hopper_fp16")
+    assert (h.nfma, h.frac, h.frac_out, h.inputs, h.half_out) == (16, 25, 23, "fp16",
+                                                                  "sum_to_nearest")
     custom = mmaemu.Preset(name="mine", nfma=16, frac=13, frac_out=13)
     assert custom.maturity == "custom"
     with pytest.raises(ValueError):
@@ -263,6 +269,38 @@ def test_model_dot_forms():
         mmaemu.model.dot(ones(2, 16), ones(2, 32), fmt="e4m3")
 
 
+def test_model_dot_16bit_and_tf32_forms():
+    # 1 + 2^-10 (fp16 0x3C01) times 1, eight times, on Ampere (one block of 8): 8 + 2^-7 exactly.
+    a = np.full((2, 8), 0x3C01, dtype=np.uint16)
+    b = np.full((2, 8), 0x3C00, dtype=np.uint16)
+    d = mmaemu.model.dot(a, b, fmt="fp16", preset="ampere_fp16")
+    assert d.dtype == np.float32 and (d.view(np.uint32) == 0x41002000).all()
+    # The same as float16 arrays (no fmt needed), and from a c of 1.0 in fp32.
+    d = mmaemu.model.dot(a.view(np.float16), b.view(np.float16),
+                         np.ones(2, dtype=np.float32), preset="ampere_fp16")
+    assert (d.view(np.uint32) == 0x41102000).all()  # 9 + 2^-7
+    # With an fp16 accumulator: 8 + 2^-7 rounds to nearest fp16 (ulp 2^-7 at 8): 0x4801.
+    h = mmaemu.model.dot(a, b, np.zeros(2, dtype=np.float16), fmt="fp16",
+                         preset="ampere_fp16", acc="fp16")
+    assert h.dtype == np.float16 and (h.view(np.uint16) == 0x4801).all()
+    # bf16 values as float64, tf32 values as float32: 1.5 * 2 + 0.25 * 4 = 4.
+    v = np.array([[1.5, 0.25]])
+    w = np.array([[2.0, 4.0]])
+    assert mmaemu.model.dot(v, w, fmt="bf16", preset="ada_bf16").view(np.uint32)[0] == 0x40800000
+    t = mmaemu.model.dot(v.astype(np.float32), w.astype(np.float32), fmt="tf32",
+                         preset="hopper_tf32")
+    assert t.view(np.uint32)[0] == 0x40800000
+    with pytest.raises(ValueError, match="not a tf32 value"):
+        mmaemu.model.dot(np.array([[1.0 + 2.0**-12]], dtype=np.float32),
+                         np.ones((1, 1), dtype=np.float32), fmt="tf32", preset="ada_tf32")
+    with pytest.raises(ValueError, match="takes bf16 x bf16"):
+        mmaemu.model.dot(a, b, fmt="fp16", preset="ada_bf16")
+    with pytest.raises(ValueError, match="takes e4m3 or e5m2"):
+        mmaemu.model.dot(a, b, fmt="fp16", preset="ada")
+    with pytest.raises(ValueError, match="acc"):
+        mmaemu.model.dot(ones(2, 16), ones(2, 16), fmt="e4m3", acc="fp16")
+
+
 def test_testing_helpers():
     x = np.array([0.0, 1.0, np.nan], dtype=np.float32)
     b = mmaemu.testing.bits(x)
@@ -282,3 +320,32 @@ def test_testing_helpers():
         mmaemu.testing.assert_bitwise_equal(x, x[:2])
     with pytest.raises(AssertionError, match="^ctx: "):
         mmaemu.testing.assert_bitwise_equal(y, x, msg="ctx")
+
+
+def test_explain_lists_the_decisions_a_call_relies_on_with_their_status():
+    a, b = ones(16, 256), col_major(ones(16, 256))
+    plan = mmaemu.explain(a, b, ONE, ONE, out_dtype="bfloat16", use_fast_accum=False,
+                          profile="h100-sxm", splitk=(2, "contiguous"), fmt="e4m3")
+    assert plan.ok
+    ids = {e.id: e for e in plan.evidence}
+    assert isinstance(plan.evidence[0], mmaemu.DecisionEvidence)
+    # The GEMM level of the measured platform, slow accumulation, a split: the measured ones.
+    for d in ("plan.split_layout", "plan.slow_chunks", "plan.promotion", "plan.reduction",
+              "plan.alpha_before_reduction", "epilogue.scale"):
+        assert ids[d].status == "consistent", d
+        assert ids[d].sources == ("bitequiv-h100-cublaslt-13.1.1",), d
+    assert ids["epilogue.convert"].status == "unverified"
+    assert "plan.fast_chain" not in ids  # slow accumulation
+    assert "epilogue.scale_result" not in ids  # no scale_result
+    gemm = [s for s in plan.evidence_summary if s.startswith("GEMM level:")]
+    assert gemm == ["GEMM level: 6 consistent with bitequiv (H100, cuBLASLt 13.1.1), "
+                    "2 unverified"]
+    # E5M2 subnormal decoding is unverified (its mutant survives the replay of the recordings).
+    mixed = mmaemu.explain(a, col_major(ones(16, 256)), ONE, ONE, out_dtype="bfloat16",
+                           splitk=1, fmt=("e4m3", "e5m2"))
+    sub = [e for e in mixed.evidence if e.id == "model.e5m2_subnormal_decoding"]
+    assert sub and sub[0].status == "unverified"
+    # Fast accumulation was not measured: nothing is consistent with the measurement there.
+    fast = mmaemu.explain(a, b, ONE, ONE, out_dtype="bfloat16", use_fast_accum=True,
+                          profile="h100-sxm", splitk=(2, "contiguous"), fmt="e4m3")
+    assert all(e.status == "unverified" for e in fast.evidence if e.level == "GEMM")

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <regex>
 #include <string_view>
 #include <utility>
@@ -79,12 +80,13 @@ bool is_blank(char ch) {
   return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
 }
 
-// One operand file: n lines of K binary32 hex tokens that must be exact values of `fmt`.
-std::vector<std::uint8_t> read_operands(const fs::path& p, std::string_view text, Format fmt,
-                                        std::uint32_t K, std::size_t& lines_out) {
+// One operand file: n lines of K binary32 hex tokens that must be exact values of `fmt`, as
+// codes of fmt. K = 0 takes the first line's count (1..kMaxWideK) and holds every line to it.
+std::vector<std::uint32_t> read_operands(const fs::path& p, std::string_view text, Format fmt,
+                                         std::uint32_t& K, std::size_t& lines_out) {
   const auto lines = split_lines(text);
-  std::vector<std::uint8_t> codes;
-  codes.reserve(std::min<std::size_t>(lines.size(), text.size() / 9 + 1) * K);
+  std::vector<std::uint32_t> codes;
+  codes.reserve(std::min<std::size_t>(lines.size(), text.size() / 9 + 1) * std::max(K, 1u));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
     std::uint32_t count = 0;
@@ -105,8 +107,12 @@ std::vector<std::uint8_t> read_operands(const fs::path& p, std::string_view text
                           support::printable(tok) +
                           "' is not 8 hex digits (a binary32 bit pattern)");
       }
-      if (count == K) {
+      if (K != 0 && count == K) {
         throw ImportError(where(p, i) + ": more than K = " + std::to_string(K) + " values");
+      }
+      if (K == 0 && count == kMaxWideK) {
+        throw ImportError(where(p, i) + ": more than " + std::to_string(kMaxWideK) +
+                          " values (the products of one instruction)");
       }
       const std::uint32_t code = encode_binary32_bits(fmt, bits, Overflow::infinity);
       const bool is_nan = ((bits >> 23) & 0xFFu) == 0xFFu && (bits & 0x7FFFFFu) != 0;
@@ -121,9 +127,11 @@ std::vector<std::uint8_t> read_operands(const fs::path& p, std::string_view text
                           support::printable(tok) + "' is not a " + spec(fmt).torch_name +
                           " value");
       }
-      codes.push_back(static_cast<std::uint8_t>(code));
+      codes.push_back(code);
       ++count;
     }
+    if (K == 0 && i == 0 && count > 0)
+      K = count; // the set's products per line
     if (count != K) {
       throw ImportError(where(p, i) + ": " + std::to_string(count) +
                         " values, expected K = " + std::to_string(K));
@@ -167,13 +175,15 @@ struct SetFiles {
   std::string gpu;
   Format fmt_a, fmt_b;
   fs::path a, b, c, d;
+  fs::path d16; // d_<GPU>_fp16.txt of an fp16 set, when present (the fp16-accumulator run)
 };
 
 SetFiles find_files(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw ImportError(name_of(dir) + ": no such folder");
-  static const std::regex op_re(R"(^([ab])_(.+)_(E4M3|E5M2)\.txt$)", std::regex::icase);
+  static const std::regex op_re(R"(^([ab])_(.+)_(E4M3|E5M2|fp16|bf16|tf32)\.txt$)",
+                                std::regex::icase);
   SetFiles s;
   bool have_a = false, have_b = false;
   std::string gpu_b;
@@ -204,14 +214,22 @@ SetFiles find_files(const fs::path& dir) {
   if (ec)
     throw ImportError(name_of(dir) + ": cannot be listed (" + ec.message() + ")");
   if (!have_a) {
-    throw ImportError(name_of(dir) + ": no a_<GPU>_<FMT>.txt file (FMT: E4M3 or E5M2)");
+    throw ImportError(name_of(dir) +
+                      ": no a_<GPU>_<FMT>.txt file (FMT: E4M3, E5M2, fp16, bf16 or tf32)");
   }
   if (!have_b) {
-    throw ImportError(name_of(dir) + ": no b_<GPU>_<FMT>.txt file (FMT: E4M3 or E5M2)");
+    throw ImportError(name_of(dir) +
+                      ": no b_<GPU>_<FMT>.txt file (FMT: E4M3, E5M2, fp16, bf16 or tf32)");
   }
   if (gpu_b != s.gpu) {
     throw ImportError(name_of(dir) + ": a file names GPU '" + support::printable(s.gpu) +
                       "' but b file names '" + support::printable(gpu_b) + "'");
+  }
+  if (is_hmma_input(s.fmt_a) != is_hmma_input(s.fmt_b) ||
+      (is_hmma_input(s.fmt_a) && s.fmt_a != s.fmt_b)) {
+    throw ImportError(name_of(dir) + ": a file is " + format_name(s.fmt_a) + " but b file is " +
+                      format_name(s.fmt_b) +
+                      " (only FP8 sets may mix formats; fp16, bf16 and tf32 pair alike)");
   }
   s.c = dir / ("c_" + s.gpu + "_fp32.txt");
   s.d = dir / ("d_" + s.gpu + "_fp32.txt");
@@ -219,19 +237,37 @@ SetFiles find_files(const fs::path& dir) {
     if (!fs::exists(fs::symlink_status(p, ec)))
       throw ImportError(name_of(p) + ": no such file");
   }
+  if (s.fmt_a == Format::fp16) {
+    const fs::path d16 = dir / ("d_" + s.gpu + "_fp16.txt");
+    if (fs::exists(fs::symlink_status(d16, ec)))
+      s.d16 = d16;
+  }
   return s;
 }
 
 GpuMapping mapping_for(const PublicSetTexts& set, const ImportOptions& opt) {
   if (opt.preset) {
-    get_preset_quiet(*opt.preset); // throws ValueError for unknown names
-    const auto guess = map_gpu(set.gpu);
+    const Preset& p = get_preset_quiet(*opt.preset); // throws ValueError for unknown names
+    if (!preset_takes(p, set.fmt_a, set.fmt_b)) {
+      throw ImportError(name_of(set.a_path) + ": --preset " + support::printable(*opt.preset) +
+                        " takes " + preset_inputs_name(p.inputs) + " operands, not " +
+                        format_name(set.fmt_a) + " x " + format_name(set.fmt_b));
+    }
+    const auto guess = map_gpu(set.gpu, set.fmt_a);
     GpuMapping map = guess ? *guess : GpuMapping{*opt.preset, "from_file", "given by --preset"};
     map.preset = *opt.preset;
     return map;
   }
-  const auto m = map_gpu(set.gpu);
+  const auto m = map_gpu(set.gpu, set.fmt_a);
   if (!m) {
+    if (is_hmma_input(set.fmt_a)) {
+      throw ImportError(name_of(set.a_path) + ": no " + format_name(set.fmt_a) +
+                        " preset for GPU '" + support::printable(set.gpu) +
+                        "' (known: V100 -> volta_fp16 (fp16 only); A100, A2, A10, A30, A40 "
+                        "and other Ampere parts -> ampere_<fmt>; Ada, L40S, RTX40xx -> "
+                        "ada_<fmt>; H100, H200, GH200 -> hopper_<fmt>); give --preset to "
+                        "import it");
+    }
     throw ImportError(name_of(set.a_path) + ": unknown GPU '" + support::printable(set.gpu) +
                       "' (known: H100, H200, GH200 -> hopper; Ada, L40S, RTX4060 and other "
                       "Ada parts -> ada; B200 -> b200_mma_sync); give --preset to import it");
@@ -240,6 +276,42 @@ GpuMapping mapping_for(const PublicSetTexts& set, const ImportOptions& opt) {
 }
 
 } // namespace
+
+namespace {
+
+// The architecture of a GPU name of the public sets, for the 16-bit and tf32 presets.
+std::optional<std::string> hmma_architecture(const std::string& g) {
+  if (g == "v100" || g == "titanv")
+    return "volta";
+  if (g == "h100" || g == "h200" || g == "gh200" || g == "h800" || g == "h20")
+    return "hopper";
+  static const std::regex ampere_re(R"(^(a100|a800|a10|a10g|a16|a2|a30|a40|rtx30\d\d.*|rtxa\d+)$)");
+  if (std::regex_match(g, ampere_re))
+    return "ampere";
+  static const std::regex ada_re(R"(^(ada|l40s|l40|l4|l20|rtx40\d\d.*)$|ada)");
+  if (std::regex_search(g, ada_re))
+    return "ada";
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<GpuMapping> map_gpu(const std::string& gpu, Format fmt) {
+  if (!is_hmma_input(fmt))
+    return map_gpu(gpu);
+  const auto arch = hmma_architecture(lower(gpu));
+  if (!arch)
+    return std::nullopt;
+  const std::string preset = *arch + "_" + format_name(fmt);
+  bool known = false;
+  for (const auto& name : list_presets())
+    known = known || name == preset;
+  if (!known)
+    return std::nullopt; // e.g. Volta has no bf16 or tf32 tensor cores
+  const std::string shape = fmt == Format::tf32 ? "m16n16k8" : "m16n16k16";
+  return GpuMapping{preset, "from_file",
+                    "wmma " + shape + " " + format_name(fmt) + " from c (mma.sync class)"};
+}
 
 std::optional<GpuMapping> map_gpu(const std::string& gpu) {
   const std::string g = lower(gpu);
@@ -259,7 +331,10 @@ std::optional<GpuMapping> map_gpu(const std::string& gpu) {
 
 std::vector<fs::path> public_set_files(const fs::path& set_dir) {
   const SetFiles f = find_files(set_dir);
-  return {f.a, f.b, f.c, f.d};
+  std::vector<fs::path> out{f.a, f.b, f.c, f.d};
+  if (!f.d16.empty())
+    out.push_back(f.d16);
+  return out;
 }
 
 Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
@@ -272,11 +347,14 @@ Recording import_public_set(const fs::path& set_dir, const ImportOptions& opt) {
   set.b_path = f.b;
   set.c_path = f.c;
   set.d_path = f.d;
+  set.d16_path = f.d16;
   mapping_for(set, opt); // an unknown GPU is reported before any file is read
   set.a = read_text(f.a);
   set.b = read_text(f.b);
   set.c = read_text(f.c);
   set.d = read_text(f.d);
+  if (!f.d16.empty())
+    set.d16 = read_text(f.d16);
   return import_public_texts(set, opt);
 }
 
@@ -291,22 +369,30 @@ Recording import_public_texts(const PublicSetTexts& f, const ImportOptions& opt)
                       "' is not printable ASCII without spaces or '/'");
   }
   const GpuMapping map = mapping_for(f, opt);
+  const bool wide = is_hmma_input(f.fmt_a);
+  // FP8 sets have the layout's K (32); the 16-bit and tf32 sets as many products per line as
+  // their GPU's block (the first line says how many).
+  std::uint32_t K = opt.K != 0 ? opt.K : (wide ? 0u : 32u);
   std::size_t na = 0, nb = 0;
-  MmaBatch b;
-  b.a = read_operands(f.a_path, f.a, f.fmt_a, opt.K, na);
-  b.b = read_operands(f.b_path, f.b, f.fmt_b, opt.K, nb);
-  const auto c = read_binary_strings(f.c_path, f.c);
-  const auto d = read_binary_strings(f.d_path, f.d);
-  if (nb != na || c.size() != na || d.size() != na) {
-    fs::path dir = f.a_path.parent_path();
-    throw ImportError(name_of(dir.empty() ? fs::path(".") : dir) + ": line counts differ: " +
-                      name_of(f.a_path.filename()) + " " + std::to_string(na) + ", " +
-                      name_of(f.b_path.filename()) + " " + std::to_string(nb) + ", " +
-                      name_of(f.c_path.filename()) + " " + std::to_string(c.size()) + ", " +
-                      name_of(f.d_path.filename()) + " " + std::to_string(d.size()));
-  }
+  const auto a = read_operands(f.a_path, f.a, f.fmt_a, K, na);
   if (na == 0)
     throw ImportError(name_of(f.a_path) + ": no dot products");
+  const auto bv = read_operands(f.b_path, f.b, f.fmt_b, K, nb);
+  const auto c = read_binary_strings(f.c_path, f.c);
+  const auto d = read_binary_strings(f.d_path, f.d);
+  const bool has_d16 = !f.d16_path.empty();
+  const auto d16 = has_d16 ? read_binary_strings(f.d16_path, f.d16) : std::vector<std::uint32_t>();
+  if (nb != na || c.size() != na || d.size() != na || (has_d16 && d16.size() != na)) {
+    fs::path dir = f.a_path.parent_path();
+    throw ImportError(
+        name_of(dir.empty() ? fs::path(".") : dir) +
+        ": line counts differ: " + name_of(f.a_path.filename()) + " " + std::to_string(na) + ", " +
+        name_of(f.b_path.filename()) + " " + std::to_string(nb) + ", " +
+        name_of(f.c_path.filename()) + " " + std::to_string(c.size()) + ", " +
+        name_of(f.d_path.filename()) + " " + std::to_string(d.size()) +
+        (has_d16 ? ", " + name_of(f.d16_path.filename()) + " " + std::to_string(d16.size())
+                 : std::string()));
+  }
 
   auto upper_name = [](Format fmt) {
     std::string u = spec(fmt).name;
@@ -315,11 +401,21 @@ Recording import_public_texts(const PublicSetTexts& f, const ImportOptions& opt)
   };
   const std::string upper =
       f.fmt_a == f.fmt_b ? upper_name(f.fmt_a) : upper_name(f.fmt_a) + "x" + upper_name(f.fmt_b);
+  // The upstream folder: E4M3 / E5M2, and fp16 / bf16 / tf32 in lower case.
+  const std::string folder = wide ? std::string(format_name(f.fmt_a)) : upper;
+  MmaBatch b;
   b.name = f.gpu + "_" + upper;
   b.fmt_a = f.fmt_a;
   b.fmt_b = f.fmt_b;
+  if (wide) {
+    b.a_wide = a;
+    b.b_wide = bv;
+  } else {
+    b.a.assign(a.begin(), a.end()); // FP8 codes: < 256
+    b.b.assign(bv.begin(), bv.end());
+  }
   b.preset = map.preset;
-  b.K = opt.K;
+  b.K = K;
   b.c_policy = map.c_policy;
   b.expect = d;
   b.c = map.c_policy == "zero" ? std::vector<std::uint32_t>(na, 0u) : c;
@@ -328,7 +424,7 @@ Recording import_public_texts(const PublicSetTexts& f, const ImportOptions& opt)
     std::snprintf(buf, sizeof buf, "%05zu", i + 1);
     b.ids.push_back(b.name + "/" + buf);
   }
-  b.attrs["source"] = opt.source + f.gpu + "/" + upper;
+  b.attrs["source"] = opt.source + f.gpu + "/" + folder;
   b.attrs["licence"] = opt.licence;
   b.attrs["gpu"] = f.gpu;
   b.attrs["instruction"] = map.instruction;
@@ -345,6 +441,43 @@ Recording import_public_texts(const PublicSetTexts& f, const ImportOptions& opt)
   rec.attrs["source"] = b.attrs["source"];
   rec.attrs["licence"] = opt.licence;
   rec.attrs["gpu"] = f.gpu;
+
+  if (has_d16) {
+    // The same products with an fp16 accumulator: the recorder rounded c to fp16
+    // (__float2half, round to nearest even) and stored the fp16 result widened to binary32.
+    MmaBatch h = b;
+    h.name = b.name + "_FP16ACC";
+    h.acc = Format::fp16;
+    h.ids.clear();
+    for (std::size_t i = 0; i < na; ++i) {
+      std::snprintf(buf, sizeof buf, "%05zu", i + 1);
+      h.ids.push_back(h.name + "/" + buf);
+    }
+    for (std::size_t i = 0; i < na; ++i) {
+      const std::uint32_t c16 = encode_binary32_bits(Format::fp16, c[i], Overflow::infinity);
+      h.c[i] = encode_exact_bits(Format::fp32, decode_bits(Format::fp16, c16), Overflow::infinity);
+      const std::uint32_t e16 = encode_binary32_bits(Format::fp16, d16[i], Overflow::infinity);
+      const std::uint32_t back =
+          encode_exact_bits(Format::fp32, decode_bits(Format::fp16, e16), Overflow::infinity);
+      const bool nan = ((d16[i] >> 23) & 0xFFu) == 0xFFu && (d16[i] & 0x7FFFFFu) != 0;
+      if (!nan && back != d16[i]) {
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%08x", d16[i]);
+        throw ImportError(where(f.d16_path, i) + ": " + hex +
+                          " is not the binary32 pattern of an fp16 value");
+      }
+    }
+    h.expect = d16;
+    h.attrs["c_file_values"] =
+        "rounded to fp16 (to nearest even, as the recorder's __float2half did) and used as the "
+        "chain's input";
+    h.attrs["accumulator"] = "fp16 (c and expect: binary32 patterns of fp16 values)";
+    h.attrs.erase("sha256:" + f.d_path.filename().string());
+    h.attrs["sha256:" + f.d16_path.filename().string()] = support::sha256_hex(f.d16);
+    rec.mma.push_back(std::move(b));
+    rec.mma.push_back(std::move(h));
+    return rec;
+  }
   rec.mma.push_back(std::move(b));
   return rec;
 }

@@ -22,6 +22,8 @@
 #include <sstream>
 
 #include "hdf5_guard.hpp"
+#include "mmaemu/emulator/decode_bits.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
@@ -83,6 +85,11 @@ void write_array(H5::Group& g, const char* name, const H5::PredType& type,
   H5::DataSet ds = g.createDataSet(name, type, space, chunked(dims, sizeof(T)));
   if (!data.empty())
     ds.write(data.data(), type);
+}
+
+// The 16-bit codes of fp16 and bf16 operands as their dataset holds them.
+std::vector<std::uint16_t> narrow16(const std::vector<std::uint32_t>& v) {
+  return std::vector<std::uint16_t>(v.begin(), v.end()); // check_batch: every code < 2^16
 }
 
 void write_strings(H5::Group& g, const char* name, const std::vector<std::string>& v) {
@@ -188,11 +195,21 @@ void write_file(const fs::path& tmp, const Recording& rec) {
     attrs["c_policy"] = b.c_policy;
     attrs["K"] = std::to_string(b.K);
     attrs["count"] = std::to_string(b.size());
+    if (b.acc != Format::fp32)
+      attrs["acc"] = format_name(b.acc); // absent: fp32 (the files before it existed)
     write_attrs(g, attrs);
     const hsize_t n = b.size();
     write_strings(g, "id", b.ids);
-    write_array(g, "a", H5::PredType::STD_U8LE, b.a, {n, b.K});
-    write_array(g, "b", H5::PredType::STD_U8LE, b.b, {n, b.K});
+    if (!b.wide()) {
+      write_array(g, "a", H5::PredType::STD_U8LE, b.a, {n, b.K});
+      write_array(g, "b", H5::PredType::STD_U8LE, b.b, {n, b.K});
+    } else if (spec(b.fmt_a).width <= 16) {
+      write_array(g, "a", H5::PredType::STD_U16LE, narrow16(b.a_wide), {n, b.K});
+      write_array(g, "b", H5::PredType::STD_U16LE, narrow16(b.b_wide), {n, b.K});
+    } else {
+      write_array(g, "a", H5::PredType::STD_U32LE, b.a_wide, {n, b.K});
+      write_array(g, "b", H5::PredType::STD_U32LE, b.b_wide, {n, b.K});
+    }
     write_array(g, "c", H5::PredType::STD_U32LE, b.c, {n});
     write_array(g, "expect", H5::PredType::STD_U32LE, b.expect, {n});
   }
@@ -420,7 +437,7 @@ herr_t collect_attr(hid_t, const char* name, const H5A_info_t*, void* data) {
   }
 }
 
-enum class Elem { u8, u32, str };
+enum class Elem { u8, u16, u32, str };
 
 // An open group with its members, all of them hard links (checked when it is opened).
 struct Group {
@@ -773,8 +790,8 @@ Reader::Dataset Reader::open_dataset(const Group& g, const std::string& name, El
     }
     mem_size = vlen ? sizeof(char*) : size;
   } else {
-    const std::size_t want = elem == Elem::u8 ? 1 : 4;
-    const char* what = elem == Elem::u8 ? "uint8" : "uint32";
+    const std::size_t want = elem == Elem::u8 ? 1 : elem == Elem::u16 ? 2 : 4;
+    const char* what = elem == Elem::u8 ? "uint8" : elem == Elem::u16 ? "uint16" : "uint32";
     if (cls != H5T_INTEGER) {
       fail("", w + " is of class " + class_name(cls) + ", expected " + what);
     }
@@ -874,7 +891,9 @@ void Reader::check_shape(const Group& g, const std::string& name, const Dataset&
 template <class T>
 std::vector<T> Reader::read_numbers(const Group& g, const std::string& name, const Dataset& ds) {
   std::vector<T> out(ds.count);
-  const hid_t mem = sizeof(T) == 1 ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT32;
+  const hid_t mem = sizeof(T) == 1   ? H5T_NATIVE_UINT8
+                    : sizeof(T) == 2 ? H5T_NATIVE_UINT16
+                                     : H5T_NATIVE_UINT32;
   if (ds.count && H5Dread(ds.id.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) {
     hdf5_fail(g.where + ": dataset '" + printable(name) + "'", "reading");
   }
@@ -965,10 +984,24 @@ MmaBatch Reader::read_mma(const Group& g, Attributes attrs, const std::string& n
   b.name = name;
   b.fmt_a = format_attr(attrs, where, "fmt_a");
   b.fmt_b = format_attr(attrs, where, "fmt_b");
-  if (!is_fp8(b.fmt_a))
-    fail(where, "fmt_a '" + printable(attrs["fmt_a"]) + "' is not FP8");
-  if (!is_fp8(b.fmt_b))
-    fail(where, "fmt_b '" + printable(attrs["fmt_b"]) + "' is not FP8");
+  const bool wide = is_hmma_input(b.fmt_a);
+  if (wide) {
+    if (b.fmt_b != b.fmt_a) {
+      fail(where, "fmt_b '" + printable(attrs["fmt_b"]) + "' is not fmt_a '" +
+                      printable(attrs["fmt_a"]) + "' (fp16, bf16 and tf32 operands pair alike)");
+    }
+  } else {
+    if (!is_fp8(b.fmt_a))
+      fail(where, "fmt_a '" + printable(attrs["fmt_a"]) + "' is not FP8, fp16, bf16 or tf32");
+    if (!is_fp8(b.fmt_b))
+      fail(where, "fmt_b '" + printable(attrs["fmt_b"]) + "' is not FP8");
+  }
+  if (attrs.count("acc")) {
+    b.acc = format_attr(attrs, where, "acc");
+    if (b.acc != Format::fp32 && !(b.acc == Format::fp16 && b.fmt_a == Format::fp16)) {
+      fail(where, "acc '" + printable(attrs["acc"]) + "' is not fp32 (or fp16 for fp16 operands)");
+    }
+  }
   b.preset = attr(attrs, where, "preset");
   b.c_policy = attr(attrs, where, "c_policy");
   b.K = static_cast<std::uint32_t>(decimal_attr(attrs, where, "K", kMaxDim));
@@ -976,13 +1009,24 @@ MmaBatch Reader::read_mma(const Group& g, Attributes attrs, const std::string& n
   const Dataset expect = open_dataset(g, "expect", Elem::u32, 1);
   const hsize_t n = expect.dims[0];
   check_count(attrs, where, n);
-  for (const char* key : {"kind", "fmt_a", "fmt_b", "preset", "c_policy", "K", "count"}) {
+  for (const char* key : {"kind", "fmt_a", "fmt_b", "preset", "c_policy", "K", "count", "acc"}) {
     attrs.erase(key);
   }
   b.attrs = std::move(attrs);
   b.ids = read_strings(g, "id", n);
-  b.a = read_array<std::uint8_t>(g, "a", Elem::u8, {n, b.K});
-  b.b = read_array<std::uint8_t>(g, "b", Elem::u8, {n, b.K});
+  if (!wide) {
+    b.a = read_array<std::uint8_t>(g, "a", Elem::u8, {n, b.K});
+    b.b = read_array<std::uint8_t>(g, "b", Elem::u8, {n, b.K});
+  } else if (spec(b.fmt_a).width <= 16) {
+    const auto a16 = read_array<std::uint16_t>(g, "a", Elem::u16, {n, b.K});
+    const auto b16 = read_array<std::uint16_t>(g, "b", Elem::u16, {n, b.K});
+    b.a_wide.assign(a16.begin(), a16.end());
+    b.b_wide.assign(b16.begin(), b16.end());
+  } else {
+    // tf32: 19-bit codes in uint32 (check_batch refuses wider ones).
+    b.a_wide = read_array<std::uint32_t>(g, "a", Elem::u32, {n, b.K});
+    b.b_wide = read_array<std::uint32_t>(g, "b", Elem::u32, {n, b.K});
+  }
   b.c = read_array<std::uint32_t>(g, "c", Elem::u32, {n});
   b.expect = read_numbers<std::uint32_t>(g, "expect", expect);
   return b;
@@ -1165,9 +1209,54 @@ void check_batch(const MmaBatch& b, const std::string& where) {
                          "' must be non-empty without '/'");
   }
   std::uint64_t nk = 0;
-  if (!checked_mul(n, b.K, nk) || b.a.size() != nk || b.b.size() != nk || b.c.size() != n ||
-      b.expect.size() != n) {
+  const bool sizes =
+      checked_mul(n, b.K, nk) && b.c.size() == n && b.expect.size() == n &&
+      (b.wide() ? b.a_wide.size() == nk && b.b_wide.size() == nk && b.a.empty() && b.b.empty()
+                : b.a.size() == nk && b.b.size() == nk && b.a_wide.empty() && b.b_wide.empty());
+  if (!sizes) {
     throw RecordingError(where + ": batch '" + printable(b.name) + "' has inconsistent sizes");
+  }
+  // Operands are FP8 codes (any pair), or one of fp16, bf16, tf32 for both.
+  const bool formats_ok =
+      (is_fp8(b.fmt_a) && is_fp8(b.fmt_b)) || (is_hmma_input(b.fmt_a) && b.fmt_a == b.fmt_b);
+  if (!formats_ok) {
+    throw RecordingError(where + ": batch '" + printable(b.name) + "' has operand formats " +
+                         format_name(b.fmt_a) + " x " + format_name(b.fmt_b) +
+                         " (expected FP8, or fp16, bf16 or tf32 for both)");
+  }
+  if (b.acc != Format::fp32 && !(b.acc == Format::fp16 && b.fmt_a == Format::fp16)) {
+    throw RecordingError(where + ": batch '" + printable(b.name) + "' has accumulator " +
+                         format_name(b.acc) + " (expected fp32, or fp16 for fp16 operands)");
+  }
+  if (b.acc == Format::fp16) {
+    // c and expect are binary32 patterns of fp16 values (any NaN is taken).
+    for (const auto* v : {&b.c, &b.expect}) {
+      for (std::uint32_t bits : *v) {
+        const Exact x = decode_bits(Format::fp32, bits);
+        if (x.cls == ValueClass::nan)
+          continue;
+        const std::uint32_t h = encode_exact_bits(Format::fp16, x, Overflow::infinity);
+        if (encode_exact_bits(Format::fp32, decode_bits(Format::fp16, h), Overflow::infinity) !=
+            bits) {
+          throw RecordingError(where + ": batch '" + printable(b.name) +
+                               "' has an fp16 accumulator but holds " + hex32(bits) +
+                               ", not an fp16 value");
+        }
+      }
+    }
+  }
+  if (b.wide()) {
+    // Codes beyond the format's width would be silently masked by the model.
+    const std::uint32_t mask = spec(b.fmt_a).code_mask();
+    for (const auto* v : {&b.a_wide, &b.b_wide}) {
+      for (std::uint32_t code : *v) {
+        if ((code & ~mask) != 0) {
+          throw RecordingError(where + ": batch '" + printable(b.name) + "' holds code " +
+                               std::to_string(code) + ", wider than a " + format_name(b.fmt_a) +
+                               " code");
+        }
+      }
+    }
   }
   if (b.c_policy != "from_file" && b.c_policy != "zero") {
     throw RecordingError(where + ": batch '" + printable(b.name) + "' has c_policy '" +

@@ -159,6 +159,9 @@ std::string encode_recording(const Recording& rec) {
     body.words(b.c);
     body.words(b.expect);
     body.attrs(b.attrs);
+    body.words(b.a_wide);
+    body.words(b.b_wide);
+    body.format(b.acc);
   }
   body.u64(rec.gemm.size());
   for (const GemmBatch& g : rec.gemm) {
@@ -242,6 +245,9 @@ Recording decode_recording(std::string_view bytes, const std::string& name) {
     b.c = in.words();
     b.expect = in.words();
     b.attrs = in.attrs();
+    b.a_wide = in.words();
+    b.b_wide = in.words();
+    b.acc = in.format();
     check_batch(b, name);
     rec.mma.push_back(std::move(b));
   }

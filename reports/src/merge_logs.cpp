@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::reports {
@@ -14,16 +15,11 @@ namespace {
 using nlohmann::json;
 using support::printable;
 
+// The worst of the shards' verdicts by the one vocabulary's severity; an unknown verdict is
+// worse than anything.
 int verdict_rank(const std::string& v) {
-  if (v == "ERROR")
-    return 3;
-  if (v == "FAIL")
-    return 2;
-  if (v == "UNSUPPORTED")
-    return 1;
-  if (v == "PASS")
-    return 0;
-  return 4; // unknown verdicts are worse than anything
+  const auto o = outcome::parse_outcome(v);
+  return o ? outcome::severity(*o) : outcome::severity(outcome::Outcome::error) + 1;
 }
 
 // j[key] when it is an array, else an empty array; a reference into j (value() would copy).

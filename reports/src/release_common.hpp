@@ -6,12 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/reports/release_report.hpp"
 
 namespace mmaemu::reports::detail {
 
+// The columns of the tier table: every outcome of the one vocabulary, in its order.
 inline const std::vector<std::string>& outcome_names() {
-  static const std::vector<std::string> n = {"PASS", "FAIL", "ERROR", "UNSUPPORTED", "XFAIL"};
+  static const std::vector<std::string> n = [] {
+    std::vector<std::string> v;
+    for (auto o : outcome::kAllOutcomes)
+      v.push_back(outcome::outcome_name(o));
+    return v;
+  }();
   return n;
 }
 

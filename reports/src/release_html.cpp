@@ -19,8 +19,8 @@ std::string esc(const std::string& s) {
 
 const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
-      {"PASS", "#2e7d32"},        {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},
-      {"UNSUPPORTED", "#9e9e9e"}, {"XFAIL", "#f9a825"}, {"MISSING", "#ffffff"}};
+      {"PASS", "#2e7d32"},  {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},  {"UNSUPPORTED", "#9e9e9e"},
+      {"XFAIL", "#f9a825"}, {"XPASS", "#ef6c00"}, {"MISSING", "#ffffff"}};
   return c;
 }
 
@@ -206,6 +206,14 @@ std::string release_html(const ReleaseReport& r) {
            "</td></tr>\n";
     }
     h += "</table>\n";
+  }
+
+  if (!r.evidence.empty()) {
+    h += "<h2>Evidence</h2>\n<p>The status of the modelling decisions (docs/semantics.md), "
+         "counted per profile and accumulation mode:</p>\n<ul>\n";
+    for (const auto& line : r.evidence)
+      h += "<li>" + esc(line) + "</li>\n";
+    h += "</ul>\n";
   }
 
   h += "<h2>Logs</h2>\n<table>\n<tr><th>file</th><th>tier</th><th>shard</th><th>verdict</th>"

@@ -51,13 +51,20 @@ std::string release_markdown(const ReleaseReport& r) {
         r.keys_dir.string() + ").\n\n";
 
   md += "## Tiers\n\n";
-  md += "| tier | title | required | status | cases | PASS | FAIL | ERROR | UNSUPPORTED | XFAIL | "
-        "seconds | log | signature |\n";
-  md += "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
+  md += "| tier | title | required | status | cases |";
+  for (const auto& o : outcome_names())
+    md += " " + o + " |";
+  md += " seconds | log | signature |\n| --- | --- | --- | --- | ---: |";
+  for (std::size_t i = 0; i < outcome_names().size(); ++i)
+    md += " ---: |";
+  md += " ---: | --- | --- |\n";
   for (const auto& row : r.rows) {
     md += "| " + row.tier + " | " + cell(row.title) + " | " + (row.required ? "yes" : "no") + " | ";
     if (!row.log) {
-      md += "MISSING | | | | | | | | | |\n";
+      md += "MISSING |";
+      for (std::size_t i = 0; i < outcome_names().size() + 4; ++i)
+        md += " |";
+      md += "\n";
       continue;
     }
     const auto& l = r.logs[*row.log];
@@ -87,6 +94,14 @@ std::string release_markdown(const ReleaseReport& r) {
             (b.has_target ? number_text(b.target) : "") + " | " + cell(b.unit) + " | " + b.better +
             " | " + b.met + " |\n";
     }
+    md += "\n";
+  }
+
+  if (!r.evidence.empty()) {
+    md += "## Evidence\n\nThe status of the modelling decisions (docs/semantics.md), counted per "
+          "profile and accumulation mode:\n\n";
+    for (const auto& line : r.evidence)
+      md += "- " + cell(line) + "\n";
     md += "\n";
   }
 

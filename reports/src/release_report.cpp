@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 
@@ -37,10 +38,11 @@ long long cases_run(const nlohmann::json& log) {
   if (!log.is_object() || !log.contains("totals") || !log["totals"].is_object())
     return 0;
   long long n = 0;
-  for (const char* o : {"PASS", "FAIL", "ERROR", "XFAIL"}) {
+  for (auto o : outcome::kAllOutcomes) {
+    const char* name = outcome::outcome_name(o);
     const auto& t = log["totals"];
-    if (t.contains(o) && t[o].is_number_integer())
-      n += t[o].get<long long>();
+    if (outcome::ran(o) && t.contains(name) && t[name].is_number_integer())
+      n += t[name].get<long long>();
   }
   return n;
 }
@@ -134,7 +136,7 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
       row.status = j.value("verdict", "?");
       // A log that says PASS for a run in which no case ran tested nothing.
       if (row.status == "PASS" && cases_run(j) == 0)
-        row.status = "UNSUPPORTED";
+        row.status = outcome::outcome_name(outcome::Outcome::unsupported);
     }
     r.rows.push_back(row);
   }
@@ -161,7 +163,9 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
   }
   if (r.logs.empty())
     r.reasons.push_back(dir.string() + ": holds no validation log");
-  r.verdict = r.reasons.empty() ? "PASS" : "FAIL";
+  // The release gate: every required tier passed and every log verifies.
+  r.verdict =
+      outcome::outcome_name(r.reasons.empty() ? outcome::Outcome::pass : outcome::Outcome::fail);
   return r;
 }
 

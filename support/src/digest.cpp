@@ -67,6 +67,7 @@ std::string sha256_hex(const void* data, std::size_t size) {
 
 std::string sha256_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
   check_input_file(path, max_bytes, "file");
+  note_whole_file_read();
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     throw FileError(printable(path.string(), 256) + ": cannot be read (" + std::strerror(errno) +
@@ -89,6 +90,16 @@ std::string sha256_file(const std::filesystem::path& path, std::uint64_t max_byt
   }
   ::close(fd);
   return hex(d.raw());
+}
+
+HashedFile read_input_file_hashed(const std::filesystem::path& path, std::uint64_t max_bytes,
+                                  std::string_view what) {
+  Sha256 d;
+  HashedFile f;
+  f.bytes = read_input_file(path, max_bytes, what,
+                            [&](std::string_view piece) { d.update(piece.data(), piece.size()); });
+  f.sha256 = hex(d.raw());
+  return f;
 }
 
 std::string base64_encode(std::string_view bytes) {

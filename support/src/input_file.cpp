@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +51,8 @@ std::uint64_t check_stat(const struct stat& st, const fs::path& path, std::uint6
   return size;
 }
 
+std::atomic<std::uint64_t> g_whole_file_reads{0};
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -70,6 +74,12 @@ std::uint64_t check_input_file(const fs::path& path, std::uint64_t max_bytes,
 }
 
 std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::string_view what) {
+  return read_input_file(path, max_bytes, what, {});
+}
+
+std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::string_view what,
+                            const std::function<void(std::string_view)>& on_bytes) {
+  note_whole_file_read();
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (f.fd < 0) {
@@ -85,8 +95,10 @@ std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::
   std::string out;
   out.resize(static_cast<std::size_t>(size));
   std::size_t got = 0;
+  // Pieces of at most 1 MiB when someone looks at them as they come (a digest stays in cache).
+  const std::size_t piece = on_bytes ? std::size_t{1} << 20 : out.size();
   while (got < out.size()) {
-    const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
+    const ssize_t n = ::read(f.fd, out.data() + got, std::min(piece, out.size() - got));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -95,10 +107,20 @@ std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::
     }
     if (n == 0)
       break; // shrank while reading: keep what is there
+    if (on_bytes)
+      on_bytes(std::string_view(out.data() + got, static_cast<std::size_t>(n)));
     got += static_cast<std::size_t>(n);
   }
   out.resize(got);
   return out;
+}
+
+void note_whole_file_read() {
+  g_whole_file_reads.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t whole_file_reads() {
+  return g_whole_file_reads.load(std::memory_order_relaxed);
 }
 
 void check_output_path(const fs::path& out, const std::vector<fs::path>& inputs) {

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Known-answer vectors: SHA-256 from FIPS 180-2 appendix B, base64 from RFC 4648 section 10.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/input_file.hpp"
 
 namespace mmaemu::support {
 namespace {
@@ -60,6 +64,40 @@ TEST(Base64, BinaryRoundTrip) {
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, all.substr(0, n));
   }
+}
+
+// A file read once with its digest computed on the way: the same bytes and the digest of
+// those bytes (FIPS 180-2 for "abc"; for a file of several read pieces, the digest of the
+// whole content), one whole-file read each.
+TEST(Sha256, AFileHashedWhileReadIsReadOnceAndGivesItsBytesDigest) {
+  char tmpl[] = "/tmp/mmaemu-digest-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto write = [&](const char* name, const std::string& content) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+    return dir / name;
+  };
+  const auto abc = write("abc", "abc");
+  std::string big;
+  std::uint32_t x = 12345;
+  for (std::size_t i = 0; i < (std::size_t{3} << 20) + 7; ++i) {
+    x = x * 1664525u + 1013904223u;
+    big += static_cast<char>(x >> 24);
+  }
+  const auto large = write("large", big);
+
+  const std::uint64_t before = whole_file_reads();
+  const HashedFile a = read_input_file_hashed(abc, 1 << 20, "test file");
+  EXPECT_EQ(a.bytes, "abc");
+  EXPECT_EQ(a.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const HashedFile b = read_input_file_hashed(large, 64 << 20, "test file");
+  EXPECT_EQ(b.bytes, big);
+  EXPECT_EQ(b.sha256, sha256_hex(big));
+  EXPECT_EQ(whole_file_reads() - before, 2u);
+  EXPECT_EQ(sha256_file(large), b.sha256);
+  EXPECT_EQ(whole_file_reads() - before, 3u);
+  EXPECT_THROW(read_input_file_hashed(large, 1 << 20, "test file"), FileError);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

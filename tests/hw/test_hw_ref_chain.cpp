@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The independent derivation of the block-FMA chain (tests/support/ref_chain.hpp: binary64
 // arithmetic on the codes' fields, no code shared with the emulator) reproduces every case of
-// every committed hardware recording (recordings/data/public/*.h5) bit for bit. This checks
+// every committed hardware recording (recordings/data/public/*.h5) bit for bit (the 16-bit and
+// tf32 ones through tests/support/ref_chain_wide.hpp). This checks
 // the derivation that the unit tests take their expected bits from against the hardware
 // itself, so that a wrong reference cannot make wrong emulator bits look right.
 
@@ -17,6 +18,7 @@
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/recordings/recording.hpp"
 #include "ref_chain.hpp"
+#include "ref_chain_wide.hpp"
 
 namespace {
 
@@ -51,6 +53,71 @@ const std::map<std::string, reftest::Params>& documented_presets() {
   return p;
 }
 
+// The 16-bit and tf32 presets as docs/block-fma.md ("The same block for fp16, bf16 and tf32
+// inputs") and docs/semantics.md state them, written here for the same reason.
+const std::map<std::string, reftest::wide::Params>& documented_wide_presets() {
+  using H = reftest::wide::Params::Half;
+  static const std::map<std::string, reftest::wide::Params> p = {
+      // nfma, frac, frac_out, rne, min_exp, fp16 accumulator
+      {"volta_fp16", {4, 23, 23, false, -160, H::sum_to_nearest}},
+      {"ampere_fp16", {8, 24, 23, false, -160, H::sum_to_nearest}},
+      {"ampere_bf16", {8, 24, 23, false, -160}},
+      {"ampere_tf32", {4, 24, 23, false, -160}},
+      {"ada_fp16", {8, 24, 23, false, -160, H::sum_to_nearest}},
+      {"ada_bf16", {8, 24, 23, false, -160}},
+      {"ada_tf32", {4, 24, 23, false, -160}},
+      {"hopper_fp16", {16, 25, 23, false, -133, H::sum_to_nearest}},
+      {"hopper_bf16", {16, 25, 23, false, -133}},
+      {"hopper_tf32", {8, 25, 23, false, -133}},
+  };
+  return p;
+}
+
+const reftest::wide::Fmt* wide_fmt(Format f) {
+  if (f == Format::fp16)
+    return &reftest::wide::kFP16;
+  if (f == Format::bf16)
+    return &reftest::wide::kBF16;
+  if (f == Format::tf32)
+    return &reftest::wide::kTF32;
+  return nullptr;
+}
+
+// The cases of a batch of fp16, bf16 or tf32 operands that the derivation does not reproduce.
+std::size_t wide_mismatches(const mmaemu::recordings::MmaBatch& b) {
+  const auto params = documented_wide_presets().find(b.preset);
+  EXPECT_NE(params, documented_wide_presets().end()) << "preset " << b.preset;
+  const reftest::wide::Fmt* f = wide_fmt(b.fmt_a);
+  EXPECT_TRUE(f != nullptr && b.fmt_b == b.fmt_a);
+  if (params == documented_wide_presets().end() || f == nullptr)
+    return b.size();
+  const bool half = b.acc == Format::fp16;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto at = [&](const std::vector<std::uint32_t>& v) {
+      return std::vector<std::uint32_t>(v.begin() + static_cast<std::ptrdiff_t>(i * b.K),
+                                        v.begin() + static_cast<std::ptrdiff_t>((i + 1) * b.K));
+    };
+    // An fp16 accumulator's c and expect are binary32 patterns of fp16 values.
+    const std::uint32_t c =
+        half ? reftest::wide::fp16_code_of_exact(reftest::wide::from_bits(b.c[i])) : b.c[i];
+    std::uint32_t want =
+        reftest::wide::chain(*f, at(b.a_wide), at(b.b_wide), c, half, params->second);
+    if (half) {
+      want = reftest::wide::to_bits(
+          static_cast<float>(reftest::wide::fp16_value(static_cast<std::uint16_t>(want))));
+    }
+    if (mmaemu::compare_bits(b.expect[i], want, Format::fp32) != Mismatch::none) {
+      if (bad++ < 10) {
+        ADD_FAILURE() << b.ids[i] << ": hardware "
+                      << mmaemu::decompose_bits(b.expect[i], Format::fp32) << ", reference "
+                      << mmaemu::decompose_bits(want, Format::fp32);
+      }
+    }
+  }
+  return bad;
+}
+
 const reftest::Fmt* ref_fmt(Format f) {
   if (f == Format::e4m3)
     return &reftest::kE4M3;
@@ -76,8 +143,11 @@ TEST(HwRefChain, TheCommittedRecordingsAreThere) {
   std::vector<std::string> names;
   for (const auto& f : files)
     names.push_back(f.filename().string());
-  // The four public sets (docs/recordings.md); more may be added, none may go missing.
-  for (const char* want : {"Ada_E4M3.h5", "Ada_E5M2.h5", "H100_E4M3.h5", "H100_E5M2.h5"})
+  // The fourteen public sets (docs/recordings.md); more may be added, none may go missing.
+  for (const char* want :
+       {"Ada_E4M3.h5", "Ada_E5M2.h5", "H100_E4M3.h5", "H100_E5M2.h5", "V100_fp16.h5",
+        "A100_fp16.h5", "A100_bf16.h5", "A100_tf32.h5", "Ada_fp16.h5", "Ada_bf16.h5", "Ada_tf32.h5",
+        "H100_fp16.h5", "H100_bf16.h5", "H100_tf32.h5"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
 }
 
@@ -89,6 +159,11 @@ TEST(HwRefChain, EveryRecordedCaseEqualsTheIndependentDerivation) {
     EXPECT_FALSE(rec.mma.empty()) << "no instruction-level set";
     for (const auto& b : rec.mma) {
       SCOPED_TRACE(b.name);
+      if (b.wide()) {
+        EXPECT_EQ(wide_mismatches(b), 0u) << "cases where the hardware and the derivation differ";
+        checked += b.size();
+        continue;
+      }
       const auto params = documented_presets().find(b.preset);
       ASSERT_NE(params, documented_presets().end()) << "preset " << b.preset << " not documented";
       const reftest::Fmt* fa = ref_fmt(b.fmt_a);
@@ -128,5 +203,5 @@ TEST(HwRefChain, EveryRecordedCaseEqualsTheIndependentDerivation) {
       EXPECT_EQ(bad, 0u) << "cases where the hardware and the derivation differ";
     }
   }
-  EXPECT_GE(checked, 20000u);
+  EXPECT_GE(checked, 90000u); // the 4 FP8 sets and the 10 16-bit / tf32 ones (70,000 cases)
 }

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// The replay engine: one pass over each recording (read once, hashed while read, each gemm_call
+// description parsed once), the mma sets, the one loop over files. The GEMM-level sets are in
+// replay_gemm.cpp; both book their results through set_booking.hpp.
 #include "mmaemu/harness/replay.hpp"
 
 #include <algorithm>
@@ -6,79 +9,21 @@
 
 #include "mmaemu/emulator/backend.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
+#include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
+#include "mmaemu/emulator/dot_codes.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/exact.hpp"
 #include "mmaemu/emulator/preset.hpp"
-#include "mmaemu/harness/gemm_call.hpp"
+#include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/text.hpp"
+#include "set_booking.hpp"
 
 namespace mmaemu::harness {
 
 namespace {
-
-std::string attr_of(const recordings::Attributes& attrs, const char* key) {
-  const auto it = attrs.find(key);
-  return it == attrs.end() ? std::string() : it->second;
-}
-
-// A set's result before its cases: where it came from and the attributes that decide how
-// its cases are judged.
-SetResult start_set(const std::string& name, const std::string& preset,
-                    const recordings::Attributes& attrs, const std::string& file) {
-  SetResult s;
-  s.file = file;
-  s.name = name;
-  s.preset = preset;
-  s.gpu = attr_of(attrs, "gpu");
-  s.scope = attr_of(attrs, "scope");
-  s.expect_error = attr_of(attrs, "expect_error");
-  return s;
-}
-
-bool out_of_scope(const SetResult& s) {
-  return s.scope == "out";
-}
-
-void tally(SetResult& s, const CaseResult& c) {
-  switch (c.outcome) {
-  case Outcome::pass:
-    ++s.passed;
-    break;
-  case Outcome::fail:
-    ++s.failed;
-    break;
-  case Outcome::unsupported:
-  case Outcome::xfail:
-    ++s.unsupported;
-    break;
-  case Outcome::error:
-    ++s.errors;
-    break;
-  }
-}
-
-// Every case of an out-of-scope set: listed as UNSUPPORTED with the set's reason, not run.
-void mark_out_of_scope(SetResult& s, const std::vector<std::string>& ids,
-                       const recordings::Attributes& attrs) {
-  const std::string reason = attr_of(attrs, "scope_reason");
-  const std::string message =
-      "out of scope (n/a)" + (reason.empty() ? std::string() : ": " + reason);
-  s.results.clear();
-  s.passed = s.failed = s.errors = s.unsupported = 0;
-  for (const auto& id : ids) {
-    CaseResult c;
-    c.id = id;
-    c.outcome = Outcome::unsupported;
-    c.message = message;
-    tally(s, c);
-    s.results.push_back(std::move(c));
-  }
-  s.cases = ids.size();
-}
-
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The message of a file that could not be read, on one line and naming the file.
 std::string unreadable_message(const std::string& file, const std::string& what) {
@@ -90,56 +35,34 @@ std::string unreadable_message(const std::string& file, const std::string& what)
   return m;
 }
 
-} // namespace
-
-const char* outcome_name(Outcome o) {
-  switch (o) {
-  case Outcome::pass:
-    return "PASS";
-  case Outcome::fail:
-    return "FAIL";
-  case Outcome::error:
-    return "ERROR";
-  case Outcome::unsupported:
-    return "UNSUPPORTED";
-  case Outcome::xfail:
-    return "XFAIL";
-  }
-  return "?";
-}
-
-std::string resolve_backend(const std::string& requested) {
-  // Without a preset the selector only checks the name and that a device is visible.
-  return choose_backend({requested, nullptr, {}}).name;
-}
-
-namespace {
-
 // The chains of an mma batch on a CUDA kernel (kernel ABI v1: chains from +0 over finite
 // codes). Cases whose accumulator input c is not +0, or whose codes are not finite, cannot
 // be expressed in that ABI: UNSUPPORTED, never computed elsewhere. The others run in groups
 // of up to kGroup cases as a [g][K] x [g][K] GEMM whose diagonal holds their chains.
-void run_mma_on_kernel(const recordings::MmaBatch& batch, const ChainFn& chain,
-                       std::vector<std::uint32_t>& actual, std::vector<std::string>& why_not) {
+// `sel` are the selected case indices; `actual` and `why_not` are indexed like `sel`.
+void run_mma_on_kernel(const recordings::MmaBatch& batch, const std::vector<std::size_t>& sel,
+                       const ChainFn& chain, std::vector<std::uint32_t>& actual,
+                       std::vector<std::string>& why_not) {
   constexpr std::size_t kGroup = 128;
-  const std::size_t n = batch.size(), K = batch.K;
+  const std::size_t K = batch.K;
   const auto& ta = model::fp8_operand_table(batch.fmt_a);
   const auto& tb = model::fp8_operand_table(batch.fmt_b);
-  std::vector<std::size_t> runnable;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<std::size_t> runnable; // positions in sel
+  for (std::size_t j = 0; j < sel.size(); ++j) {
+    const std::size_t i = sel[j];
     bool finite = true;
     for (std::size_t k = 0; k < K && finite; ++k) {
       finite = ta[batch.a[i * K + k]].cls <= static_cast<std::uint8_t>(ValueClass::finite) &&
                tb[batch.b[i * K + k]].cls <= static_cast<std::uint8_t>(ValueClass::finite);
     }
     if (batch.c[i] != 0u)
-      why_not[i] = "the kernel ABI computes chains from +0; this case's accumulator input c is " +
+      why_not[j] = "the kernel ABI computes chains from +0; this case's accumulator input c is " +
                    decompose_bits(batch.c[i], Format::fp32);
     else if (!finite)
-      why_not[i] = "a NaN or Inf code: the kernels take finite codes (the shared plan code "
+      why_not[j] = "a NaN or Inf code: the kernels take finite codes (the shared plan code "
                    "applies the non-finite rule)";
     else
-      runnable.push_back(i);
+      runnable.push_back(j);
   }
   std::vector<std::uint8_t> a, b;
   std::vector<std::uint32_t> out;
@@ -148,9 +71,10 @@ void run_mma_on_kernel(const recordings::MmaBatch& batch, const ChainFn& chain,
     a.assign(g * K, 0);
     b.assign(g * K, 0);
     for (std::size_t j = 0; j < g; ++j) {
-      std::copy_n(batch.a.begin() + static_cast<std::ptrdiff_t>(runnable[g0 + j] * K), K,
+      const std::size_t i = sel[runnable[g0 + j]];
+      std::copy_n(batch.a.begin() + static_cast<std::ptrdiff_t>(i * K), K,
                   a.begin() + static_cast<std::ptrdiff_t>(j * K));
-      std::copy_n(batch.b.begin() + static_cast<std::ptrdiff_t>(runnable[g0 + j] * K), K,
+      std::copy_n(batch.b.begin() + static_cast<std::ptrdiff_t>(i * K), K,
                   b.begin() + static_cast<std::ptrdiff_t>(j * K));
     }
     model::GemmOperands op;
@@ -168,35 +92,93 @@ void run_mma_on_kernel(const recordings::MmaBatch& batch, const ChainFn& chain,
   }
 }
 
+// The chains of the selected cases of a batch of fp16, bf16 or tf32 operands
+// (model::dot_codes), in place. With an fp16 accumulator c and expect hold binary32 patterns
+// of fp16 values: c is narrowed to its fp16 code (exact: check_batch) and the fp16 result
+// widened back for the comparison.
+void replay_wide_batch(const recordings::MmaBatch& batch, const std::vector<std::size_t>& sel,
+                       const Preset& preset, std::vector<std::uint32_t>& actual) {
+  const model::FormatPair fmt{batch.fmt_a, batch.fmt_b};
+  const std::size_t K = batch.K;
+  for (std::size_t j = 0; j < sel.size(); ++j) {
+    const std::size_t i = sel[j];
+    std::uint32_t c = batch.c[i];
+    if (batch.acc != Format::fp32)
+      c = encode_binary32_bits(batch.acc, c, Overflow::infinity);
+    model::dot_codes_rows(batch.a_wide.data() + i * K, batch.b_wide.data() + i * K, &c, 1, K,
+                          preset, fmt, batch.acc, &actual[j]);
+    if (batch.acc != Format::fp32)
+      actual[j] =
+          encode_exact_bits(Format::fp32, decode_bits(batch.acc, actual[j]), Overflow::infinity);
+  }
+}
+
 } // namespace
 
-SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
-                       const std::string& backend) {
-  SetResult r = start_set(batch.name, batch.preset, batch.attrs, file);
-  const auto t0 = std::chrono::steady_clock::now();
-  if (out_of_scope(r)) {
-    mark_out_of_scope(r, batch.ids, batch.attrs);
-    r.seconds = since(t0);
-    return r;
+outcome::Tally SetResult::tally() const {
+  outcome::Tally t;
+  t.add(Outcome::pass, passed);
+  t.add(Outcome::fail, failed);
+  t.add(Outcome::error, errors);
+  t.add(Outcome::unsupported, unsupported);
+  t.add(Outcome::xfail, xfailed);
+  t.add(Outcome::xpass, xpassed);
+  return t;
+}
+
+outcome::Tally ReplayResult::tally() const {
+  outcome::Tally t;
+  t.add(Outcome::pass, passed);
+  t.add(Outcome::fail, failed);
+  t.add(Outcome::error, errors + unreadable.size());
+  t.add(Outcome::unsupported, unsupported);
+  t.add(Outcome::xfail, xfailed);
+  t.add(Outcome::xpass, xpassed);
+  return t;
+}
+
+std::string resolve_backend(const std::string& requested) {
+  // Without a preset the selector only checks the name and that a device is visible.
+  return choose_backend({requested, nullptr, {}}).name;
+}
+
+namespace detail {
+
+SetResult replay_mma(const recordings::MmaBatch& batch, const std::string& file,
+                     const ReplayOptions& opt, const std::string& file_not_hardware) {
+  SetBooking book(batch.name, "mma", batch.preset, batch.attrs, file, batch.size());
+  const std::vector<std::size_t> sel = selected(batch.size(), opt.filter);
+  if (const std::string why = book.not_run_reason(opt, file_not_hardware); !why.empty()) {
+    for (std::size_t i : sel)
+      book.unit_not_run(batch.ids[i], {}, why);
+    return book.finish();
   }
-  const std::size_t n = batch.size();
-  r.cases = n;
-  r.results.resize(n);
+  SetResult& r = book.result();
   // The whole set runs at once: a refusal (an unknown preset, a format that is not FP8)
   // refuses every case alike.
-  std::vector<std::uint32_t> actual(n, 0u);
-  std::vector<std::string> why_not(n); // per case: why the backend cannot run it
+  std::vector<std::uint32_t> actual(sel.size(), 0u);
+  std::vector<std::string> why_not(sel.size()); // per case: why the backend cannot run it
   bool refused = false;
   std::string refused_class, refused_message;
   try {
     const Preset& preset = get_preset(batch.preset);
-    const ChainBackend be = choose_backend({backend, &preset, {batch.fmt_a, batch.fmt_b}});
+    const ChainBackend be = choose_backend({opt.backend, &preset, {batch.fmt_a, batch.fmt_b}});
     r.backend = be.name;
-    if (be.chain) {
-      run_mma_on_kernel(batch, be.chain, actual, why_not);
-    } else {
-      model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), n, batch.K, preset,
+    if (batch.wide()) {
+      // fp16, bf16 and tf32 operands: the reference model (no kernel takes them).
+      replay_wide_batch(batch, sel, preset, actual);
+    } else if (be.chain) {
+      run_mma_on_kernel(batch, sel, be.chain, actual, why_not);
+    } else if (opt.filter.all()) {
+      model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), batch.size(), batch.K, preset,
                       {batch.fmt_a, batch.fmt_b}, actual.data());
+    } else {
+      // The selected rows in place, one chain each: no copy of the batch.
+      for (std::size_t j = 0; j < sel.size(); ++j) {
+        const std::size_t i = sel[j];
+        model::dot_rows(batch.a.data() + i * batch.K, batch.b.data() + i * batch.K, &batch.c[i], 1,
+                        batch.K, preset, {batch.fmt_a, batch.fmt_b}, &actual[j]);
+      }
     }
   } catch (const BackendUnavailableError& e) {
     // The requested backend cannot serve this set (another preset, a format pair without a
@@ -211,13 +193,21 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
     refused = true;
     refused_message = e.what();
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    CaseResult& c = r.results[i];
+  // The set is one call: a refusal of it is one event, judged at the set's first case (in the
+  // shard that holds it), so that the shards of a run book what the whole run books.
+  const std::string first_case = batch.size() > 0 ? batch.ids[0] : std::string();
+  for (std::size_t j = 0; j < sel.size(); ++j) {
+    const std::size_t i = sel[j];
+    book.unit(batch.ids[i]);
+    CaseResult c;
     c.id = batch.ids[i];
     c.expected = batch.expect[i];
     if (!r.expect_error.empty()) {
       // The recorded bits mean nothing here: the hardware refused the call.
-      if (refused && refused_class == r.expect_error) {
+      if (refused && i > 0) {
+        c.outcome = Outcome::unsupported;
+        c.message = same_call_message(first_case);
+      } else if (refused && refused_class == r.expect_error) {
         c.outcome = Outcome::pass;
         c.message = "expected error reproduced: " + refused_class;
       } else {
@@ -230,123 +220,145 @@ SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& fil
     } else if (refused) {
       c.outcome = Outcome::error;
       c.message = refused_message;
-    } else if (!why_not[i].empty()) {
+    } else if (!why_not[j].empty()) {
       c.outcome = Outcome::unsupported;
-      c.message = (r.backend.empty() ? "" : r.backend + ": ") + why_not[i];
+      c.message = (r.backend.empty() ? "" : r.backend + ": ") + why_not[j];
     } else {
-      c.actual = actual[i];
+      c.actual = actual[j];
       c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
       c.outcome = c.why == Mismatch::none ? Outcome::pass : Outcome::fail;
     }
-    tally(r, c);
+    book.add(std::move(c));
   }
-  r.seconds = since(t0);
-  return r;
+  return book.finish();
+}
+
+} // namespace detail
+
+SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
+                       const ReplayOptions& opt) {
+  return detail::replay_mma(batch, file, opt, "");
+}
+
+SetResult replay_batch(const recordings::MmaBatch& batch, const std::string& file,
+                       const std::string& backend) {
+  ReplayOptions opt;
+  opt.backend = backend;
+  return replay_batch(batch, file, opt);
 }
 
 SetResult replay_gemm_set(const recordings::GemmBatch& batch, const std::string& file,
                           const std::string& backend) {
-  const SetResult head = start_set(batch.name, "gemm", batch.attrs, file);
-  const auto t0 = std::chrono::steady_clock::now();
-  if (out_of_scope(head)) {
-    SetResult r = head;
-    std::vector<std::string> ids;
-    for (const auto& c : batch.cases)
-      ids.push_back(c.id);
-    mark_out_of_scope(r, ids, batch.attrs);
-    r.seconds = since(t0);
-    return r;
-  }
-  SetResult r;
-  if (head.expect_error.empty()) {
-    r = replay_gemm_batch(batch, file, backend);
-  } else {
-    recordings::GemmBatch with = batch;
-    for (auto& c : with.cases) {
-      if (c.expect_error.empty())
-        c.expect_error = head.expect_error;
-    }
-    r = replay_gemm_batch(with, file, backend);
-  }
-  r.scope = head.scope;
-  r.expect_error = head.expect_error;
-  return r;
+  ReplayOptions opt;
+  opt.backend = backend;
+  return replay_gemm_set(batch, file, opt);
 }
 
 SetResult replay_gemm_call_set(const recordings::GemmCallBatch& batch, const std::string& file,
                                const std::string& backend) {
-  const SetResult head = start_set(batch.name, "gemm_call", batch.attrs, file);
-  const auto t0 = std::chrono::steady_clock::now();
-  if (out_of_scope(head)) {
-    SetResult r = head;
-    std::vector<std::string> ids;
-    for (const auto& c : batch.calls) {
-      for (const auto& o : c.outputs)
-        ids.push_back(c.id + "/" + o.name);
-    }
-    mark_out_of_scope(r, ids, batch.attrs);
-    r.seconds = since(t0);
-    return r;
-  }
-  SetResult r;
-  if (head.expect_error.empty()) {
-    r = replay_gemm_call_batch(batch, file, backend);
-  } else {
-    recordings::GemmCallBatch with = batch;
-    for (auto& c : with.calls) {
-      for (auto& o : c.outputs) {
-        if (o.expect_error.empty())
-          o.expect_error = head.expect_error;
-      }
-    }
-    r = replay_gemm_call_batch(with, file, backend);
-  }
-  r.scope = head.scope;
-  r.expect_error = head.expect_error;
-  return r;
+  ReplayOptions opt;
+  opt.backend = backend;
+  return replay_gemm_call_set(batch, nullptr, file, opt);
 }
 
-recordings::Recording read_recording_for_replay(const std::filesystem::path& path) {
-  recordings::Recording rec = recordings::read_recording(path);
-  for (const auto& batch : rec.gemm_call)
-    check_gemm_calls(batch, path.string());
-  return rec;
+ReplayRecording
+read_recording_for_replay(const std::filesystem::path& path,
+                          const std::function<std::string(const std::string&)>& check_sha256) {
+  ReplayRecording out;
+  FileInfo& info = out.info;
+  info.file = path.string();
+  try {
+    // The one read of the file: its digest is computed while the bytes come in.
+    support::HashedFile f;
+    try {
+      f = support::read_input_file_hashed(path, support::kMaxRecordingBytes, "recording");
+    } catch (const support::FileError& e) {
+      throw recordings::RecordingError(e.what());
+    }
+    info.sha256 = f.sha256;
+    info.bytes = f.bytes.size();
+    if (check_sha256) {
+      if (std::string refused = check_sha256(info.sha256); !refused.empty()) {
+        info.error = std::move(refused);
+        return out;
+      }
+    }
+    out.rec = recordings::read_recording_image(f.bytes, info.file);
+    f = {}; // the decoded recording is all that is needed now
+    for (const auto& batch : out.rec.gemm_call)
+      out.calls.push_back(parse_gemm_calls(batch, info.file));
+  } catch (const std::exception& e) {
+    info.error = unreadable_message(info.file, e.what());
+    out.rec = {};
+    out.calls.clear();
+    return out;
+  }
+  info.cases = out.rec.case_count();
+  if (const auto it = out.rec.attrs.find("computed_by"); it != out.rec.attrs.end()) {
+    info.not_hardware =
+        "not a hardware recording: computed_by '" + support::printable(it->second, 200) + "'";
+  }
+  return out;
+}
+
+std::vector<SetResult> replay_recording(const ReplayRecording& rr, const ReplayOptions& opt,
+                                        const std::function<void(const SetResult&)>& on_set) {
+  std::vector<SetResult> sets;
+  const std::string& file = rr.info.file;
+  auto done = [&](SetResult s) {
+    if (on_set)
+      on_set(s);
+    sets.push_back(std::move(s));
+  };
+  for (const auto& batch : rr.rec.mma)
+    done(detail::replay_mma(batch, file, opt, rr.info.not_hardware));
+  for (const auto& batch : rr.rec.gemm)
+    done(detail::replay_gemm(batch, file, opt, rr.info.not_hardware));
+  for (std::size_t b = 0; b < rr.rec.gemm_call.size(); ++b) {
+    const auto* calls = b < rr.calls.size() ? &rr.calls[b] : nullptr;
+    done(detail::replay_gemm_call(rr.rec.gemm_call[b], calls, file, opt, rr.info.not_hardware));
+  }
+  return sets;
+}
+
+void replay_each_file(const std::vector<std::filesystem::path>& files, const ReplayOptions& opt,
+                      const std::function<void(const SetResult&)>& on_set,
+                      const std::function<void(FileInfo&, std::vector<SetResult>&)>& on_file) {
+  for (const auto& f : files) {
+    // One file at a time: a bad file is reported and the others are still replayed.
+    ReplayRecording rr = read_recording_for_replay(f, opt.check_sha256);
+    std::vector<SetResult> sets;
+    if (rr.info.error.empty())
+      sets = replay_recording(rr, opt, on_set);
+    rr.rec = {};
+    if (on_file)
+      on_file(rr.info, sets);
+  }
 }
 
 ReplayResult replay_files(const std::vector<std::filesystem::path>& files,
                           const std::function<void(const SetResult&)>& on_set,
                           const std::function<void(const UnreadableFile&)>& on_unreadable,
-                          const std::string& backend) {
+                          const ReplayOptions& opt) {
   ReplayResult out;
-  auto add = [&](SetResult s) {
-    out.passed += s.passed;
-    out.failed += s.failed;
-    out.errors += s.errors;
-    out.unsupported += s.unsupported;
-    if (on_set)
-      on_set(s);
-    out.sets.push_back(std::move(s));
-  };
-  for (const auto& f : files) {
-    const std::string file = f.string();
-    // One file at a time: a bad file is reported and the others are still replayed.
-    recordings::Recording rec;
-    try {
-      rec = read_recording_for_replay(f);
-    } catch (const std::exception& e) {
-      UnreadableFile u{file, unreadable_message(file, e.what())};
+  replay_each_file(files, opt, on_set, [&](FileInfo& info, std::vector<SetResult>& sets) {
+    if (!info.error.empty()) {
+      UnreadableFile u{info.file, info.error};
       if (on_unreadable)
         on_unreadable(u);
       out.unreadable.push_back(std::move(u));
-      continue;
     }
-    for (const auto& batch : rec.mma)
-      add(replay_batch(batch, file, backend));
-    for (const auto& batch : rec.gemm)
-      add(replay_gemm_set(batch, file, backend));
-    for (const auto& batch : rec.gemm_call)
-      add(replay_gemm_call_set(batch, file, backend));
-  }
+    for (auto& s : sets) {
+      out.passed += s.passed;
+      out.failed += s.failed;
+      out.errors += s.errors;
+      out.unsupported += s.unsupported;
+      out.xfailed += s.xfailed;
+      out.xpassed += s.xpassed;
+      out.sets.push_back(std::move(s));
+    }
+    out.files.push_back(info);
+  });
   return out;
 }
 

@@ -93,7 +93,7 @@ TEST(GemmRecordings, GemmCaseRoundTripsAndReplaysBitExact) {
   EXPECT_EQ(back.gemm[0].cases[1].expect_error, "ReferenceRejectsError");
   EXPECT_EQ(back.gemm[0].attrs.at("gpu"), "none (synthetic)");
 
-  const auto s = harness::replay_gemm_batch(back.gemm[0], path.string());
+  const auto s = harness::replay_gemm_set(back.gemm[0], path.string());
   EXPECT_EQ(s.passed, 3u);
   EXPECT_EQ(s.failed, 0u);
   EXPECT_EQ(s.errors, 0u);
@@ -105,7 +105,7 @@ TEST(GemmRecordings, AlteredOutputBitFailsWithFirstMismatchNamed) {
   GemmCase c = unit_case(rng);
   c.expect[5] ^= 1u;
   batch.cases.push_back(c);
-  const auto s = harness::replay_gemm_batch(batch, "memory");
+  const auto s = harness::replay_gemm_set(batch, "memory");
   ASSERT_EQ(s.failed, 1u);
   EXPECT_NE(s.results[0].message.find("output 5"), std::string::npos) << s.results[0].message;
   EXPECT_EQ(s.results[0].why, Mismatch::value);
@@ -160,7 +160,7 @@ TEST(GemmRecordings, ExactCallWithPaddedOffsetLayoutsReplays) {
   ASSERT_EQ(back.gemm_call.size(), 1u);
   ASSERT_EQ(back.gemm_call[0].calls.size(), 2u);
   EXPECT_EQ(back.gemm_call[0].calls[0].input_storage, in_storage);
-  const auto s = harness::replay_gemm_call_batch(back.gemm_call[0], path.string());
+  const auto s = harness::replay_gemm_call_set(back.gemm_call[0], path.string());
   EXPECT_EQ(s.cases, 3u);
   EXPECT_EQ(s.passed, 3u) << (s.results.empty() ? "" : s.results[0].message);
   EXPECT_EQ(s.failed + s.errors, 0u);

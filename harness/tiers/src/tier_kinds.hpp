@@ -20,23 +20,14 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 void run_device_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r);
 
-// Mismatch counts of one replayed set, by the comparator's class.
-struct SetCounts {
-  std::size_t value = 0, zero_sign = 0, nan_payload = 0;
-};
+// The replay engine's filter for a --shard.
+CaseFilter filter_of(const Shard& shard);
 
-// Replays the cases of `batch` that `shard` selects, adds its line to r.sets (one outcome
-// letter per selected case: P, F, E, U, X) and its non-passing cases to r.cases (ids
-// "<recording>:<case id>"), and counts every case in r.totals. A batch with the attribute
-// expect_error = <class> passes where the emulator refuses it with exactly that class; one
-// with scope = out is not run (U, listed). Returns the mismatch classes.
-SetCounts replay_set(const recordings::MmaBatch& batch, const std::string& recording,
-                     const std::string& sha256, const Shard& shard, TierResult& r);
-
-// Every set of a recording (mma, gemm, gemm_call) through replay_set and the GEMM replays of
-// replay.hpp; gemm_call sets have one letter per call (its worst output). Returns the sum.
-SetCounts replay_recording(const recordings::Recording& rec, const std::string& recording,
-                           const std::string& sha256, const Shard& shard, TierResult& r);
+// Books one replayed set (replay.hpp): its line in r.sets (the engine's counts and one outcome
+// letter per selected unit: a case, a gemm_call call), its results in r.totals, and the ones
+// that did not pass in r.cases (ids "<recording>:<case id>").
+void book_set(const SetResult& s, const std::string& recording, const std::string& sha256,
+              TierResult& r);
 
 // A folder under $TMPDIR that is removed with its contents when this object goes, unless
 // keep() was called.

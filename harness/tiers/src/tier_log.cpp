@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/harness/tier_log.hpp"
 
+#include "mmaemu/emulator/evidence.hpp"
 #include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/host_info.hpp"
 #include "mmaemu/reports/log_writer.hpp"
@@ -44,8 +45,14 @@ json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOpt
   j["cases"] = cases;
   if (!result.sets.empty()) {
     j["sets"] = result.sets;
+    std::string letters;
+    for (auto o : outcome::kAllOutcomes) {
+      letters += (letters.empty() ? "" : ", ") + std::string(1, outcome::outcome_letter(o)) + " " +
+                 outcome_name(o);
+    }
     j["outcome_letters"] = "sets[].outcomes: one letter per case of the set that this run took, "
-                           "in recording order (P PASS, F FAIL, E ERROR, U UNSUPPORTED, X XFAIL)";
+                           "in recording order (" +
+                           letters + ")";
   }
   j["totals"] = totals_json(result);
   j["verdict"] = outcome_name(result.verdict);
@@ -60,6 +67,8 @@ json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOpt
   j["details"] = result.details;
   if (!result.benchmarks.empty())
     j["benchmarks"] = result.benchmarks;
+  // How much of what the tier checks is verified: every profile's decision counts.
+  j["evidence"] = json::parse(evidence::counts_json_text());
   return j;
 }
 

@@ -9,9 +9,6 @@ namespace mmaemu::harness {
 
 namespace {
 
-constexpr Outcome kAll[] = {Outcome::pass, Outcome::fail, Outcome::error, Outcome::unsupported,
-                            Outcome::xfail};
-
 std::string xml_escape(const std::string& s) {
   return reports::markup_escape(s);
 }
@@ -23,13 +20,6 @@ std::string seconds_text(double s) {
 }
 
 } // namespace
-
-std::size_t TierResult::case_count() const {
-  std::size_t n = 0;
-  for (auto t : totals)
-    n += t;
-  return n;
-}
 
 void TierResult::add(TierCase c) {
   count(c.outcome);
@@ -43,81 +33,38 @@ void TierResult::check(TierCheck c) {
   checks.push_back(std::move(c));
 }
 
-void settle_verdict(TierResult& r, const std::string& nothing_ran_reason) {
-  if ((r.verdict == Outcome::unsupported || r.verdict == Outcome::error) && !r.reason.empty()) {
-    return;
+outcome::VerdictNotes verdict_notes(const TierResult& r, const std::string& nothing_ran_reason) {
+  outcome::VerdictNotes notes;
+  notes.nothing_ran = nothing_ran_reason;
+  auto named = [](const std::string& id, const std::string& message) {
+    return id + (message.empty() ? "" : ": " + message);
+  };
+  for (const auto& c : r.checks) {
+    if (!c.ok && notes.failed_checks++ == 0)
+      notes.first_failed_check = named(c.id, c.message);
   }
-  const std::size_t ran = r.total(Outcome::pass) + r.total(Outcome::fail) +
-                          r.total(Outcome::error) + r.total(Outcome::xfail);
-  std::size_t failed_checks = 0;
-  for (const auto& c : r.checks)
-    failed_checks += c.ok ? 0 : 1;
-  if (r.total(Outcome::error) > 0) {
-    r.verdict = Outcome::error;
-    if (r.reason.empty()) {
-      r.reason = std::to_string(r.total(Outcome::error)) + " case(s) could not run";
-      for (const auto& c : r.cases) {
-        if (c.outcome == Outcome::error) {
-          r.reason += "; first: " + c.id + (c.message.empty() ? "" : ": " + c.message);
-          break;
-        }
-      }
-    }
-  } else if (r.total(Outcome::fail) > 0 || failed_checks > 0) {
-    r.verdict = Outcome::fail;
-    if (r.reason.empty()) {
-      std::string first;
-      for (const auto& c : r.checks) {
-        if (!c.ok) {
-          first = c.id + (c.message.empty() ? "" : ": " + c.message);
-          break;
-        }
-      }
-      for (const auto& c : r.cases) {
-        if (!first.empty())
-          break;
-        if (c.outcome == Outcome::fail)
-          first = c.id + (c.message.empty() ? "" : ": " + c.message);
-      }
-      if (r.total(Outcome::fail) > 0)
-        r.reason = std::to_string(r.total(Outcome::fail)) + " case(s) failed";
-      if (failed_checks > 0) {
-        r.reason += (r.reason.empty() ? "" : ", ") + std::to_string(failed_checks) +
-                    " check(s) did not hold";
-      }
-      r.reason += "; first: " + first;
-    }
-  } else if (ran == 0) {
-    r.verdict = Outcome::unsupported;
-    if (r.reason.empty())
-      r.reason = nothing_ran_reason;
-  } else {
-    r.verdict = Outcome::pass;
-    r.reason.clear();
+  for (const auto& c : r.cases) {
+    std::string* first = c.outcome == Outcome::error   ? &notes.first_error
+                         : c.outcome == Outcome::fail  ? &notes.first_failure
+                         : c.outcome == Outcome::xpass ? &notes.first_xpass
+                                                       : nullptr;
+    if (first && first->empty())
+      *first = named(c.id, c.message);
   }
-  // Keep the reason to one line.
-  for (char& c : r.reason) {
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  }
-  if (r.reason.size() > 400)
-    r.reason = r.reason.substr(0, 397) + "...";
+  return notes;
 }
 
-int tier_exit_status(Outcome verdict) {
-  switch (verdict) {
-  case Outcome::pass:
-    return 0;
-  case Outcome::unsupported:
-    return 4;
-  default:
-    return 1;
-  }
+void judge_tier(TierResult& r, const std::string& nothing_ran_reason) {
+  if ((r.verdict == Outcome::unsupported || r.verdict == Outcome::error) && !r.reason.empty())
+    return;
+  const outcome::Verdict v = outcome::judge(r.totals, verdict_notes(r, nothing_ran_reason));
+  r.verdict = v.outcome;
+  r.reason = v.reason;
 }
 
 nlohmann::json totals_json(const TierResult& r) {
   nlohmann::json t;
-  for (auto o : kAll)
+  for (auto o : outcome::kAllOutcomes)
     t[outcome_name(o)] = r.total(o);
   t["cases"] = r.case_count();
   return t;
@@ -158,6 +105,11 @@ std::string junit_xml(const TierResult& r) {
       ++skipped;
       body += "><skipped message=\"XFAIL: " + xml_escape(message) + "\"/></testcase>\n";
       return;
+    case Outcome::xpass:
+      // An expected failure that passed fails the run, so CI shows it.
+      ++failures;
+      body += "><failure message=\"XPASS: " + xml_escape(message) + "\"/></testcase>\n";
+      return;
     }
   };
   bool checks_hold = true;
@@ -172,15 +124,25 @@ std::string junit_xml(const TierResult& r) {
     const std::size_t errs = s.value("errors", std::size_t{0});
     const std::size_t na = s.value("not_applicable", std::size_t{0});
     const std::size_t cases = s.value("cases", std::size_t{0});
-    // A set none of whose cases was judged is skipped, not passed.
-    const Outcome o = errs     ? Outcome::error
-                      : failed ? Outcome::fail
-                      : passed ? Outcome::pass
-                               : Outcome::unsupported;
-    add_case(
-        r.tier + "." + s.value("recording", "?"), s.value("set", "?"), s.value("seconds", 0.0), o,
-        std::to_string(failed) + " of " + std::to_string(cases) + " cases differ, " +
-            std::to_string(errs) + " could not run, " + std::to_string(na) + " not applicable");
+    // The set's verdict by the one rule: a set none of whose cases was judged is skipped, not
+    // passed.
+    outcome::Tally units;
+    units.add(Outcome::pass, passed);
+    units.add(Outcome::fail, failed);
+    units.add(Outcome::error, errs);
+    units.add(Outcome::unsupported, na);
+    units.add(Outcome::xfail, s.value("xfailed", std::size_t{0}));
+    units.add(Outcome::xpass, s.value("xpassed", std::size_t{0}));
+    const Outcome o = outcome::verdict_of(units);
+    std::string message = std::to_string(failed) + " of " + std::to_string(cases) +
+                          " cases differ, " + std::to_string(errs) + " could not run, " +
+                          std::to_string(na) + " not applicable";
+    if (units[Outcome::xfail] > 0)
+      message += ", " + std::to_string(units[Outcome::xfail]) + " XFAIL";
+    if (units[Outcome::xpass] > 0)
+      message += ", " + std::to_string(units[Outcome::xpass]) + " XPASS (expected to fail)";
+    add_case(r.tier + "." + s.value("recording", "?"), s.value("set", "?"), s.value("seconds", 0.0),
+             o, message);
   }
   for (const auto& c : r.cases) {
     if (c.in_set)

@@ -218,7 +218,7 @@ TierResult run_tier(const TierSpec& t, RunOptions opt) {
   if (opt.shard.active()) {
     nothing = "empty shard: shard " + opt.shard.text() + " selects no case";
   }
-  settle_verdict(r, nothing);
+  judge_tier(r, nothing);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.finished_utc = reports::utc_timestamp();
   return r;

@@ -66,6 +66,7 @@ void run_host_kernel(KernelEntry entry, const HostLaunch& shape, const std::uint
   LaunchOptions options;
   options.workers = workers;
   options.order = shape.descending ? ThreadOrder::descending : ThreadOrder::ascending;
+  options.mma_arch = shape.mma_arch;
   launch(
       grid, block, shape.dynamic_smem, [&] { entry(A, B, C, M, N, K); }, options);
 }

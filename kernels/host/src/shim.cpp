@@ -2,6 +2,7 @@
 #include "mmaemu/kernels/host/launch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -48,7 +49,12 @@ namespace {
 // that their stacks unwind (destructors run) before the block is dropped.
 struct BlockAbandoned {};
 
-enum class FiberState : unsigned char { not_started, running, parked, done };
+// parked: at __syncthreads(); warp_wait: at a warp collective its warp has not completed;
+// warp_done: its warp collective completed (runnable before any barrier is released).
+enum class FiberState : unsigned char { not_started, running, parked, warp_wait, warp_done, done };
+
+constexpr unsigned int kWarpSize = 32;
+constexpr std::size_t kMaxCollectiveBytes = 256;
 
 class Worker;
 
@@ -57,6 +63,7 @@ struct Fiber {
   ThreadContext ctx;
   detail::FiberContext context;
   FiberState state = FiberState::not_started;
+  unsigned int linear = 0; // linear thread index in the block (warp = linear / 32)
   std::byte* stack_bottom = nullptr;
   std::size_t stack_bytes = 0;
   Worker* worker = nullptr;
@@ -109,6 +116,7 @@ struct LaunchPlan {
   dim3 grid;
   dim3 block;
   std::size_t smem_bytes = 0;
+  int mma_arch = 0;
   const std::function<void()>* body = nullptr;
   ThreadOrder order = ThreadOrder::ascending;
   unsigned int threads_per_block = 0;
@@ -163,6 +171,8 @@ public:
       f.ctx.grid_dim = plan.grid;
       f.ctx.dynamic_smem = smem_.get();
       f.ctx.dynamic_smem_bytes = plan.smem_bytes;
+      f.ctx.mma_arch = plan.mma_arch;
+      f.linear = i;
       f.stack_bottom = stacks_->bottom(i);
       f.stack_bytes = stacks_->stack_bytes();
       f.worker = this;
@@ -182,6 +192,10 @@ public:
     std::memset(smem_.get(), kSmemFillByte, plan_.smem_bytes);
     abandoning_ = false;
     error_ = nullptr;
+    for (auto& w : warps_) {
+      if (w)
+        w->arrived = 0;
+    }
     for (Fiber& f : fibers_) {
       f.ctx.block_idx = block_idx;
       f.state = FiberState::not_started;
@@ -189,9 +203,28 @@ public:
     const std::size_t n = fibers_.size();
     std::size_t live = n;
     while (live > 0) {
+      // A pass runs the fibers whose warp collective completed, if any; otherwise every live
+      // fiber is at a barrier (or the block start), and the barrier is released for all. A
+      // fiber that waits at a collective then can never be woken: its warp diverged.
+      bool ready = false;
+      const Fiber* waiting = nullptr;
+      for (const Fiber& f : fibers_) {
+        ready = ready || f.state == FiberState::warp_done;
+        if (f.state == FiberState::warp_wait && waiting == nullptr)
+          waiting = &f;
+      }
+      if (!ready && waiting != nullptr && !abandoning_) {
+        error_ = std::make_exception_ptr(std::logic_error(divergence_message(*waiting)));
+        abandoning_ = true;
+      }
       for (std::size_t k = 0; k < n; ++k) {
         Fiber& f = fibers_[plan_.order == ThreadOrder::ascending ? k : n - 1 - k];
         if (f.state == FiberState::done) {
+          continue;
+        }
+        const bool at_barrier = f.state == FiberState::not_started || f.state == FiberState::parked;
+        const bool run = abandoning_ || (ready ? f.state == FiberState::warp_done : at_barrier);
+        if (!run) {
           continue;
         }
         if (f.state == FiberState::not_started) {
@@ -213,8 +246,72 @@ public:
   }
 
   // Called on fiber f's stack by sync_block(): back to the scheduler until the next round.
-  void park(Fiber& f) {
-    f.state = FiberState::parked;
+  void park(Fiber& f) { park_as(f, FiberState::parked); }
+
+  // warp_collective() on fiber f's stack (launch.hpp).
+  void warp_collective(Fiber& f, std::uint64_t tag, const void* in, std::size_t in_bytes, void* out,
+                       std::size_t out_bytes,
+                       const std::function<void(const std::byte*, std::byte*)>& compute) {
+    const unsigned int warp = f.linear / kWarpSize;
+    const unsigned int lane = f.linear % kWarpSize;
+    if (in_bytes > kMaxCollectiveBytes || out_bytes > kMaxCollectiveBytes) {
+      throw std::logic_error("warp_collective: " + std::to_string(in_bytes) + " / " +
+                             std::to_string(out_bytes) + " bytes a lane, more than " +
+                             std::to_string(kMaxCollectiveBytes));
+    }
+    if ((warp + 1) * kWarpSize > plan_.threads_per_block) {
+      throw std::logic_error("warp_collective: thread " + std::to_string(f.linear) +
+                             " is in warp " + std::to_string(warp) + " of only " +
+                             std::to_string(plan_.threads_per_block - warp * kWarpSize) +
+                             " threads; a warp-collective operation needs all 32 lanes");
+    }
+    if (warps_.size() <= warp)
+      warps_.resize(plan_.threads_per_block / kWarpSize + 1);
+    if (!warps_[warp])
+      warps_[warp] = std::make_unique<WarpSlot>();
+    WarpSlot& w = *warps_[warp];
+    if (w.arrived == 0) {
+      w.tag = tag;
+      w.in_bytes = in_bytes;
+      w.out_bytes = out_bytes;
+    } else if (w.tag != tag || w.in_bytes != in_bytes || w.out_bytes != out_bytes) {
+      throw std::logic_error("warp_collective: lane " + std::to_string(lane) + " of warp " +
+                             std::to_string(warp) + " reached operation " + std::to_string(tag) +
+                             " while its warp waits at operation " + std::to_string(w.tag));
+    }
+    if (in_bytes != 0)
+      std::memcpy(w.ins.data() + lane * in_bytes, in, in_bytes);
+    w.outs[lane] = out;
+    w.fibers[lane] = &f;
+    if (++w.arrived < kWarpSize) {
+      park_as(f, FiberState::warp_wait); // the last lane fills `out` and wakes this one
+      return;
+    }
+    std::array<std::byte, kWarpSize * kMaxCollectiveBytes> outs{};
+    compute(w.ins.data(), outs.data());
+    for (unsigned int l = 0; l < kWarpSize; ++l) {
+      if (out_bytes != 0)
+        std::memcpy(w.outs[l], outs.data() + l * out_bytes, out_bytes);
+      if (l != lane)
+        w.fibers[l]->state = FiberState::warp_done;
+    }
+    w.arrived = 0;
+  }
+
+private:
+  // One warp's pending collective.
+  struct WarpSlot {
+    std::uint64_t tag = 0;
+    std::size_t in_bytes = 0, out_bytes = 0;
+    unsigned int arrived = 0;
+    std::array<std::byte, kWarpSize * kMaxCollectiveBytes> ins{};
+    std::array<void*, kWarpSize> outs{};
+    std::array<Fiber*, kWarpSize> fibers{};
+  };
+
+  // Back to the scheduler in state `why` (parked or warp_wait) until a pass runs f again.
+  void park_as(Fiber& f, FiberState why) {
+    f.state = why;
     void* fake_stack = nullptr;
     asan_start_switch(&fake_stack, scheduler_stack_bottom_, scheduler_stack_bytes_);
     detail::swap_context(f.context, scheduler_);
@@ -224,7 +321,27 @@ public:
     }
   }
 
-private:
+  // Why a warp collective can never complete: where the other lanes of the waiting warp are.
+  std::string divergence_message(const Fiber& waiting) const {
+    const unsigned int warp = waiting.linear / kWarpSize;
+    std::string where;
+    for (unsigned int l = 0; l < kWarpSize; ++l) {
+      const Fiber& g = fibers_[warp * kWarpSize + l];
+      const char* state = g.state == FiberState::done     ? "returned"
+                          : g.state == FiberState::parked ? "at __syncthreads()"
+                                                          : nullptr;
+      if (state != nullptr && where.size() < 200)
+        where +=
+            (where.empty() ? "" : ", ") + std::string("lane ") + std::to_string(l) + " " + state;
+    }
+    return "warp_collective: warp " + std::to_string(warp) + " of block (" +
+           std::to_string(waiting.ctx.block_idx.x) + ", " +
+           std::to_string(waiting.ctx.block_idx.y) + ", " +
+           std::to_string(waiting.ctx.block_idx.z) + ") diverged: lane " +
+           std::to_string(waiting.linear % kWarpSize) +
+           " waits at a warp-collective operation while " + where;
+  }
+
   void resume(Fiber& f) {
     f.state = FiberState::running;
     t_fiber = &f;
@@ -269,6 +386,7 @@ private:
   std::size_t scheduler_stack_bytes_ = 0;
   bool abandoning_ = false;
   std::exception_ptr error_;
+  std::vector<std::unique_ptr<WarpSlot>> warps_;
 };
 
 void run_worker(const LaunchPlan& plan, LaunchState& state) noexcept {
@@ -306,6 +424,17 @@ void sync_block() {
   }
 }
 
+void warp_collective(std::uint64_t tag, const void* in, std::size_t in_bytes, void* out,
+                     std::size_t out_bytes,
+                     const std::function<void(const std::byte* ins, std::byte* outs)>& compute) {
+  Fiber* f = t_fiber;
+  if (f == nullptr) {
+    throw std::logic_error("warp_collective: called outside a launch (a warp-collective "
+                           "operation needs the 32 threads of a warp)");
+  }
+  f->worker->warp_collective(*f, tag, in, in_bytes, out, out_bytes, compute);
+}
+
 void launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes,
             const std::function<void()>& body, unsigned int workers) {
   launch(grid, block, dynamic_smem_bytes, body, LaunchOptions{workers, ThreadOrder::ascending});
@@ -332,6 +461,11 @@ void launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes,
   if (!body) {
     reject("body is empty");
   }
+  if (options.mma_arch != 0 && std::find(std::begin(kMmaArchs), std::end(kMmaArchs),
+                                         options.mma_arch) == std::end(kMmaArchs)) {
+    reject("mma_arch = " + std::to_string(options.mma_arch) +
+           " is not an architecture the shim's mma.sync emulates (70, 72, 80, 86, 87, 89, 90)");
+  }
   if (t_fiber != nullptr) {
     throw std::logic_error("mmaemu::kernels::host::launch: called from inside a kernel");
   }
@@ -342,6 +476,7 @@ void launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes,
   plan.smem_bytes = dynamic_smem_bytes;
   plan.body = &body;
   plan.order = options.order;
+  plan.mma_arch = options.mma_arch;
   plan.threads_per_block = static_cast<unsigned int>(threads);
   plan.blocks = std::uint64_t{grid.x} * grid.y * grid.z;
 

@@ -12,6 +12,18 @@
 
 namespace mmaemu {
 
+// One modelling decision a call relies on, with its status (evidence.hpp).
+struct PlanEvidence {
+  std::string id;
+  std::string level; // "instruction", "GEMM", "API"
+  std::string title;
+  std::string choice;               // on the call's profile
+  std::string status;               // "confirmed", "consistent", "contradicted", "unverified"
+  std::string text;                 // "consistent with bitequiv (H100, cuBLASLt 13.1.1)", ...
+  std::vector<std::string> sources; // evidence source ids
+  std::string why;
+};
+
 struct CallPlan {
   bool ok = true;
   std::string error_class; // when !ok: "ReferenceRejectsError", "ValueError", ...
@@ -28,6 +40,11 @@ struct CallPlan {
   std::string out_dtype;
   bool use_fast_accum = false;
   std::int64_t M = 0, N = 0, K = 0;
+  // The decisions the call relies on (once it passed validation) and one summary line per
+  // level ("GEMM level: 6 consistent with bitequiv (H100, cuBLASLt 13.1.1), 2 unverified").
+  // The split-K decisions are listed only when the split is known.
+  std::vector<PlanEvidence> evidence;
+  std::vector<std::string> evidence_summary;
 };
 
 // Takes meta tensors (Tensor::meta): a call of any size is validated without allocating it;

@@ -40,6 +40,36 @@ struct SplitKEnvelope {
   std::string evidence;
 };
 
+// How the split-K partials of a sequential scheme (contiguous, serial) are merged: fp32 adds
+// in slice order starting from partial 0, or from the last slice back. The pairwise scheme is
+// its own order (a binary tree).
+enum class PartialMerge { forward, reverse };
+
+// How the two operand scales meet the fp32 sum: folded into one fp32 factor first,
+// fp32(fp32(scale_a * scale_b) * sum), or two multiplies, fp32(fp32(sum * scale_a) * scale_b).
+enum class ScaleFold { fold_once, two_multiplies };
+
+const char* partial_merge_name(PartialMerge m);
+const char* scale_fold_name(ScaleFold f);
+
+// The GEMM-level choices that differ between platforms (cuBLASLt versions, GPUs), as data.
+// Their evidence is in emulator/data/evidence.json (docs/semantics.md shows it per profile).
+struct GemmModel {
+  // Split-K slices are `ceil(ceil(K / split_grain) / S) * split_grain` long, contiguous from
+  // k = 0; the last takes what remains (there may be fewer than S non-empty slices).
+  int split_grain = 16;
+  // Slow accumulation (use_fast_accum=False) cuts each slice into k blocks of slow_block from
+  // the slice's start, each a chain from +0, their totals added in fp32 in k order. true: the
+  // preset's slow_chunk (none: slow accumulation is not characterised and raises).
+  bool slow_block_from_preset = true;
+  std::optional<int> slow_block; // when !slow_block_from_preset; none: flat (one chain a slice)
+  PartialMerge merge = PartialMerge::forward;
+  ScaleFold scale_fold = ScaleFold::fold_once;
+  // The evidence source these values were measured by (an id of emulator/data/evidence.json,
+  // which says why each profile has its values), or "".
+  std::string evidence;
+};
+
 // A call that the profile's cuBLAS rejects although torch's checks pass.
 struct RejectRule {
   std::optional<Format> a, b, out; // none: any
@@ -63,10 +93,16 @@ struct Profile {
   Maturity maturity = Maturity::custom;
   std::string splitk_maturity;
   std::optional<SplitKEnvelope> envelope;
+  GemmModel gemm;
 
   // The rejection message if the profile's cuBLAS rejects this format combination.
   std::optional<std::string> rejects_call(Format a, Format b, Format out) const;
 };
+
+// Slow accumulation on this profile with this preset: whether it is characterised, and its k
+// block (none: flat, one chain over each slice).
+bool slow_accumulation_characterised(const Profile& profile, const Preset& preset);
+std::optional<int> slow_block_of(const Profile& profile, const Preset& preset);
 
 // A shipped profile by name; ValueError for an unknown name (the message lists the names).
 const Profile& get_profile(std::string_view name);

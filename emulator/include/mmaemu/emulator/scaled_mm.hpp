@@ -65,8 +65,10 @@ void validate_scaled_mm(const ScaledMmCall& call, const Profile& profile);
 Format result_dtype(const ScaledMmCall& call);
 
 // The epilogue on one fp32 accumulator value: scales (unless already applied before the
-// reduction), scale_result for FP8 outputs, rounding to the output dtype.
+// reduction) by the profile's scale fold, scale_result for FP8 outputs, rounding to the output
+// dtype.
 std::uint32_t epilogue(std::uint32_t acc, std::uint32_t scale_a, std::uint32_t scale_b,
-                       std::optional<std::uint32_t> scale_result, Format out, bool scaled_already);
+                       std::optional<std::uint32_t> scale_result, Format out, bool scaled_already,
+                       ScaleFold fold = ScaleFold::fold_once);
 
 } // namespace mmaemu

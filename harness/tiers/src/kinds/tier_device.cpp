@@ -153,14 +153,17 @@ void run_device_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     }
   }
   if (available.empty())
-    return; // settle_verdict: nothing ran beyond the gates
+    return; // judge_tier: nothing ran beyond the gates
 
   const kernels::driver::Device& dev = kernels::driver::device(ordinal);
   // (1) The committed recordings, through the same replay engine as `mmaemu replay`.
   const auto files = recordings_under(opt.layout.recordings_dir);
   for (const kernels::KernelSpec* spec : available) {
     const std::string backend = "cuda:" + std::string(spec->name);
-    const ReplayResult rr = replay_files(files, {}, {}, backend);
+    ReplayOptions ro;
+    ro.backend = backend;
+    ro.hardware_only = true; // kernels against hardware bits: a computed file is no evidence
+    const ReplayResult rr = replay_files(files, {}, {}, ro);
     for (const auto& u : rr.unreadable)
       r.add({backend + "/" + u.file, Outcome::error, 0, u.message, false});
     std::size_t passed = 0, unsupported = 0;

@@ -155,39 +155,50 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
       rows.push_back(row);
       continue;
     }
-    row.sha256 = support::sha256_file(f);
-    r.inputs.push_back({rel, row.sha256, fs::file_size(f)});
-    if (!expected_sha.empty() && expected_sha != row.sha256) {
-      row.status = "sha256 differs from manifest";
-      r.add({rel, Outcome::fail, 0,
-             "sha256 " + row.sha256 + " differs from manifest.json's " + expected_sha});
-      rows.push_back(row);
-      continue;
-    }
-    recordings::Recording rec;
-    try {
-      rec = recordings::read_recording(f);
-    } catch (const recordings::RecordingError& e) {
-      row.status = "unreadable";
-      r.add({rel, Outcome::error, 0, e.what()});
-      rows.push_back(row);
-      continue;
-    }
+    // One read of the file: hashed, checked against the manifest, then parsed and replayed
+    // through the engine's one loop (the same as T1 and `mmaemu replay`).
+    bool sha_differs = false;
+    ReplayOptions ro;
+    ro.filter = detail::filter_of(opt.shard);
+    ro.hardware_only = true;
+    ro.check_sha256 = [&](const std::string& sha) {
+      if (expected_sha.empty() || expected_sha == sha)
+        return std::string();
+      sha_differs = true;
+      return "sha256 " + sha + " differs from manifest.json's " + expected_sha;
+    };
     const std::size_t first_case = r.cases.size();
-    const std::size_t sets_before = r.sets.size();
-    const detail::SetCounts c = detail::replay_recording(rec, rel, row.sha256, opt.shard, r);
-    for (std::size_t k = sets_before; k < r.sets.size(); ++k) {
-      const json& line = r.sets[k];
-      row.cases += line.value("cases", std::size_t{0});
-      row.matched += line.value("passed", std::size_t{0});
-      row.errors += line.value("errors", std::size_t{0});
-      row.not_applicable += line.value("not_applicable", std::size_t{0});
-      if (line.contains("expect_error"))
-        row.expected_errors += line.value("passed", std::size_t{0});
+    replay_each_file({f}, ro, {}, [&](FileInfo& info, std::vector<SetResult>& sets) {
+      row.sha256 = info.sha256;
+      if (!info.sha256.empty())
+        r.inputs.push_back({rel, info.sha256, info.bytes});
+      if (sha_differs) {
+        row.status = "sha256 differs from manifest";
+        r.add({rel, Outcome::fail, 0, info.error});
+        return;
+      }
+      if (!info.error.empty()) {
+        row.status = "unreadable";
+        r.add({rel, Outcome::error, 0, info.error});
+        return;
+      }
+      for (const auto& s : sets) {
+        detail::book_set(s, rel, row.sha256, r);
+        row.cases += s.letters.size();
+        row.matched += s.units[Outcome::pass];
+        row.errors += s.units[Outcome::error];
+        row.not_applicable += s.units[Outcome::unsupported];
+        if (!s.expect_error.empty())
+          row.expected_errors += s.units[Outcome::pass];
+        row.value += s.mismatches.value;
+        row.zero_sign += s.mismatches.zero_sign;
+        row.nan_payload += s.mismatches.nan_payload;
+      }
+    });
+    if (row.status != "ok") {
+      rows.push_back(row);
+      continue;
     }
-    row.value += c.value;
-    row.zero_sign += c.zero_sign;
-    row.nan_payload += c.nan_payload;
     for (std::size_t i = first_case; i < r.cases.size() && row.mismatches.size() < 50; ++i) {
       if (r.cases[i].outcome == Outcome::unsupported)
         continue;
@@ -304,7 +315,8 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
   }
   const bool unchanged = changes.empty() && manifest_after == manifest_sha;
   const bool all_matched = r.total(Outcome::fail) == 0 && r.total(Outcome::error) == 0;
-  const bool pass = all_matched && zero_sign == 0 && nan_payload == 0 && unchanged && cases > na;
+  // The replay's verdict is the tier's: the one rule over the cases and the checks.
+  const Outcome verdict = outcome::judge(r.totals, verdict_notes(r, "no case ran")).outcome;
   json checks = {{"every_in_scope_case_matches", value == 0 && zero_sign == 0 && nan_payload == 0},
                  {"zero_sign_is_0", zero_sign == 0},
                  {"nan_payload_is_0", nan_payload == 0},
@@ -326,7 +338,7 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
         {"nan_payload", nan_payload},
         {"not_applicable", na}}},
       {"checks", checks},
-      {"verdict", pass ? "PASS" : "FAIL"}};
+      {"verdict", outcome_name(verdict)}};
   fs::create_directories(out_dir, ec);
   if (ec)
     throw ValueError("--out: '" + out_dir.string() + "' cannot be created (" + ec.message() + ")");

@@ -13,7 +13,7 @@
 //   * exactness gate before any timing: v1 and h1 against the CPU reference of their preset on
 //     the first min(M, 64) rows x min(N, 256) columns; v4 against v1 and h4 against h1 on the
 //     full output (against the CPU reference on that block when the IEEE kernel of the preset
-//     is not benchmarked). Any mismatch stops the run (verdict MISMATCH, exit 1);
+//     is not benchmarked). Any mismatch stops the run (verdict FAIL, exit 1);
 //   * timing: only launches of the raw kernel (grid (ceil(N/tile_n), ceil(M/tile_m)) in row
 //     chunks of at most max_grid_y blocks, spec.threads, spec.dynamic_smem opted in above
 //     48 KiB), between CUDA events on the default stream, the queue kept fed; a warm-up of at
@@ -27,14 +27,20 @@
 //     is omitted;
 //   * targets (the issue's, on the Evo 2 1B projection shape 2048 x 5760 x 1920 only):
 //     v4 >= 22.5 and h4 >= 25 MAC/clk/SM.
-// Exit codes of the report: 0 ok, 1 exactness mismatch or a driver error during the run,
-// 2 bad options, 4 no CUDA device.
+// Outcomes and the verdict are the one vocabulary (mmaemu/outcome/outcome.hpp): each kernel's
+// exactness gate is PASS, FAIL or UNSUPPORTED (not run: not loaded, or the run stopped
+// first), and the verdict is outcome::verdict_of over them: FAIL on a mismatch, UNSUPPORTED
+// when no gate ran (no device, nothing loaded), PASS otherwise (the reason says which kernels
+// were not timed), ERROR for a driver error during the run.
+// Exit codes of the report: 0 PASS, 1 FAIL or ERROR, 2 bad options, 4 UNSUPPORTED.
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "mmaemu/outcome/outcome.hpp"
 
 namespace mmaemu::kernels {
 
@@ -76,8 +82,9 @@ struct KernelBench {
   std::string source;       // "fatbin" or "nvrtc"
   std::string image_sha256; // of the loaded image
   std::string fatbin_reason;
-  // The exactness gate: "pass", "fail" or "not run" (not loaded, or the run stopped first).
-  std::string exactness = "not run";
+  // The exactness gate: PASS, FAIL or UNSUPPORTED (not run: not loaded, or the run stopped
+  // first).
+  outcome::Outcome exactness = outcome::Outcome::unsupported;
   std::string exactness_detail; // what was compared with what, the first difference
   bool timed = false;
   std::string not_timed_reason;
@@ -98,10 +105,11 @@ struct KernelBench {
 };
 
 struct BenchReport {
-  // "OK" (every kernel timed), "PARTIAL" (some not timed or not loaded), "MISMATCH",
-  // "ERROR" (a driver call failed during the run), "UNSUPPORTED" (no CUDA device).
-  std::string verdict = "OK";
-  std::string reason; // for anything but OK
+  // PASS (every gate that ran passed; `reason` names the kernels not timed, if any), FAIL (a
+  // kernel is not bit-exact), ERROR (a driver call failed during the run), UNSUPPORTED (no
+  // CUDA device, no kernel loaded).
+  outcome::Outcome verdict = outcome::Outcome::pass;
+  std::string reason; // why it is not PASS; for a PASS, the kernels that were not timed
   int exit_code = 0;
   BenchOptions options; // as run (the default kernel list filled in)
   std::string data_description;

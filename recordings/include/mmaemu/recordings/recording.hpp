@@ -49,13 +49,22 @@ struct MmaBatch {
   std::uint32_t K = 0;
   std::string c_policy; // "from_file": c is the hardware's input; "zero": accumulator zeroed
   std::vector<std::string> ids;      // stable case IDs, "<set>/<line>"
-  std::vector<std::uint8_t> a;       // [n][K] codes
-  std::vector<std::uint8_t> b;       // [n][K] codes
+  std::vector<std::uint8_t> a;       // [n][K] FP8 codes (empty for the wide formats)
+  std::vector<std::uint8_t> b;       // [n][K] FP8 codes (empty for the wide formats)
   std::vector<std::uint32_t> c;      // [n] binary32 bits: the chain's accumulator input
   std::vector<std::uint32_t> expect; // [n] binary32 bits the hardware produced
   Attributes attrs;                  // provenance: source, licence, gpu, sha256:<file>, ...
+  // fp16, bf16 and tf32 operands (fmt_a == fmt_b, not FP8): [n][K] codes in the low bits
+  // (16-bit codes; tf32: 19-bit codes), in place of a and b.
+  std::vector<std::uint32_t> a_wide;
+  std::vector<std::uint32_t> b_wide;
+  // The accumulator of the instruction: fp32, or fp16 (an fp16 preset's fp16 accumulator;
+  // c and expect then hold the binary32 patterns of fp16 values, as the public
+  // d_<GPU>_fp16.txt files do).
+  Format acc = Format::fp32;
 
   std::size_t size() const { return ids.size(); }
+  bool wide() const { return !is_fp8(fmt_a); }
 };
 
 // One GEMM-level case (kind "gemm"): a normalised scaled_mm call on operands of the

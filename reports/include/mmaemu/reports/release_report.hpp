@@ -63,6 +63,9 @@ struct ReleaseReport {
   std::vector<ReleaseRow> rows;     // one per tier, in the order given
   std::string verdict;              // "PASS" or "FAIL"
   std::vector<std::string> reasons; // why not PASS, one line each
+  // How much is verified: one line per profile and accumulation mode with the decision counts
+  // of each level (evidence::counts_lines(), filled by the caller; rendered when not empty).
+  std::vector<std::string> evidence;
 };
 
 // Reads every *.json in <log_root>/<date>/ (not recursively), verifies each against `keys`,

@@ -23,6 +23,15 @@ std::string sha256_hex(const void* data, std::size_t size);
 std::string sha256_file(const std::filesystem::path& path,
                         std::uint64_t max_bytes = std::uint64_t{1} << 40);
 
+// A whole input file (read_input_file's rules, `max_bytes`, `what` naming its role), read once
+// with the SHA-256 of its bytes computed while they are read. Throws FileError.
+struct HashedFile {
+  std::string bytes;
+  std::string sha256; // lower-case hex
+};
+HashedFile read_input_file_hashed(const std::filesystem::path& path, std::uint64_t max_bytes,
+                                  std::string_view what);
+
 // Standard base64 (RFC 4648 section 4, '=' padding).
 std::string base64_encode(std::string_view bytes);
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,6 +35,18 @@ std::uint64_t check_input_file(const std::filesystem::path& path, std::uint64_t 
 // on the open descriptor, so a FIFO swapped in after the check is still refused).
 std::string read_input_file(const std::filesystem::path& path, std::uint64_t max_bytes,
                             std::string_view what);
+
+// The same, handing each piece of the file to `on_bytes` as it is read (to hash a file while
+// reading it: digest.hpp, read_input_file_hashed).
+std::string read_input_file(const std::filesystem::path& path, std::uint64_t max_bytes,
+                            std::string_view what,
+                            const std::function<void(std::string_view)>& on_bytes);
+
+// How many times this process has opened a file to read it whole (read_input_file,
+// sha256_file): the tests that check that a replay reads each recording once count them.
+std::uint64_t whole_file_reads();
+// Counts one such read (called by the readers of this library).
+void note_whole_file_read();
 
 // Refuses an output path that names an existing non-regular file (device, FIFO, socket,
 // folder) or a symlink to one, or the same file as one of `inputs`. Throws FileError.

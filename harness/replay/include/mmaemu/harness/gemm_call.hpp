@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -38,24 +39,75 @@ struct GemmCallArgs {
   bool has_out = false;
 };
 
-// Parses a call description. `input_storage` and `mat2_storage` are the recorded operand
-// storages that "input" and "mat2" view (shared, never written by scaled_mm). Throws
-// GemmCallError for any bytes that are not a valid description; never another exception
-// (std::bad_alloc aside).
+// An operand of the description: a view of a recorded storage, checked against its size.
+struct CallOperand {
+  Format dtype = Format::e4m3;
+  std::vector<std::int64_t> shape, strides;
+  std::int64_t offset = 0;
+};
+
+// A tensor the description creates (scale_a, scale_b, bias, scale_result, out), checked but
+// not allocated: make() gives a fresh tensor of it each time (a fresh out= for every output).
+struct CreatedTensor {
+  std::string where; // its key, for messages
+  Format dtype = Format::fp32;
+  std::vector<std::int64_t> shape;
+  bool laid_out = false;             // strides or offset given: a storage of storage_elems
+  std::vector<std::int64_t> strides; // when laid_out
+  std::int64_t offset = 0;
+  std::int64_t storage_elems = 0;
+  std::vector<std::uint32_t> bits;   // "bits": one code per element, row-major
+  std::optional<std::uint32_t> fill; // "fill"
+
+  Tensor make() const;
+};
+
+// A call description parsed once: the typed call every later step uses (no JSON is read
+// again). Everything the format checks has been checked.
+struct GemmCallDesc {
+  CallOperand input, mat2;
+  CreatedTensor scale_a, scale_b;
+  std::optional<CreatedTensor> bias, scale_result, out;
+  std::string profile;
+  bool input_requires_grad = false, mat2_requires_grad = false;
+};
+
+// Parses a call description whose operands view storages of `input_bytes` and `mat2_bytes`
+// bytes. Throws GemmCallError for any bytes that are not a valid description; never another
+// exception (std::bad_alloc aside). Nothing of the call's tensors is allocated.
+GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
+                                  std::size_t mat2_bytes);
+
+// The call's arguments from a parsed description: the operands view `input_storage` and
+// `mat2_storage` (shared, never written by scaled_mm), the created tensors are fresh.
+GemmCallArgs make_call_args(const GemmCallDesc& d,
+                            std::shared_ptr<std::vector<std::uint8_t>> input_storage,
+                            std::shared_ptr<std::vector<std::uint8_t>> mat2_storage);
+
+// parse_gemm_call_desc, then make_call_args.
 GemmCallArgs parse_gemm_call(std::string_view call_json,
                              std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                              std::shared_ptr<std::vector<std::uint8_t>> mat2_storage);
 
-// The call of one recorded output, into `a`: the description parsed again (a fresh out=
-// tensor), the operands viewing the recording's storages in place (`c` must outlive `a`), and
-// the output's dtype, accumulation and split with `backend`. a.call.out points at a.out when
-// the call has one. Throws what parse_gemm_call and parse_splitk throw.
-void prepare_output_call(const recordings::GemmCall& c, const recordings::GemmCallOutput& o,
-                         const std::string& backend, GemmCallArgs& a);
+// The typed call of a recorded call; throws GemmCallError "<file>: gemm_call '<id>': key
+// '...': ...".
+GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file);
 
-// Checks every call description of a batch (without copying the storages); throws
-// GemmCallError "<file>: gemm_call '<id>': key '...': ..." for the first bad one. For a
-// reader that wants a malformed description to make the whole file unreadable.
-void check_gemm_calls(const recordings::GemmCallBatch& batch, const std::string& file);
+// Every call of a batch, each parsed once (parse_recorded_call); throws for the first bad one.
+// For a reader that wants a malformed description to make the whole file unreadable.
+std::vector<GemmCallDesc> parse_gemm_calls(const recordings::GemmCallBatch& batch,
+                                           const std::string& file);
+
+// The call of one recorded output, into `a`, from the call's typed description `d`: a fresh
+// out= tensor, the operands viewing the recording's storages in place (`c` must outlive `a`),
+// and the output's dtype, accumulation and split with `backend`. a.call.out points at a.out
+// when the call has one. Throws what parse_splitk throws.
+void prepare_output_call(const recordings::GemmCall& c, const GemmCallDesc& d,
+                         const recordings::GemmCallOutput& o, const std::string& backend,
+                         GemmCallArgs& a);
+
+// How many descriptions this process has parsed (parse_gemm_call_desc): the tests that check
+// that a replay parses each call once count them.
+std::uint64_t gemm_call_parse_count();
 
 } // namespace mmaemu::harness

@@ -2,7 +2,6 @@
 #pragma once
 // What one tier run found: per-case outcomes, totals, the inputs it read, its verdict.
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -44,7 +43,7 @@ struct TierResult {
   std::vector<TierCase> cases;
   std::vector<TierCheck> checks; // also in details["checks"], so that the log records them
   nlohmann::json sets = nlohmann::json::array();
-  std::array<std::size_t, 5> totals{}; // indexed by Outcome
+  outcome::Tally totals;
   std::vector<InputFile> inputs;
   nlohmann::json seeds = nlohmann::json::object();
   nlohmann::json details; // kind-specific (coverage, truth snapshot, package paths, ...)
@@ -52,24 +51,24 @@ struct TierResult {
   double seconds = 0;
   std::string started_utc, finished_utc;
 
-  std::size_t total(Outcome o) const { return totals[static_cast<std::size_t>(o)]; }
-  std::size_t case_count() const;
+  std::size_t total(Outcome o) const { return totals[o]; }
+  std::size_t case_count() const { return totals.total(); }
   // Adds a case to `cases` and to the totals.
   void add(TierCase c);
   // Counts an outcome that is not listed in `cases` (a passing replay case).
-  void count(Outcome o, std::size_t n = 1) { totals[static_cast<std::size_t>(o)] += n; }
+  void count(Outcome o, std::size_t n = 1) { totals.add(o, n); }
   // Records a bookkeeping check in `checks` and details["checks"] (not in the totals).
   void check(TierCheck c);
 };
 
-// Sets the verdict from the totals and checks unless it is already UNSUPPORTED or ERROR with a
-// reason (a missing prerequisite, a run that could not start): ERROR if any case errored,
-// else FAIL if any case failed or any check does not hold, else UNSUPPORTED if no case ran
-// (PASS, FAIL, ERROR or XFAIL; checks are not cases: never PASS for nothing), else PASS.
-void settle_verdict(TierResult& r, const std::string& nothing_ran_reason);
+// What the one verdict rule (outcome::judge) needs to know of a run besides its totals: the
+// first case of each bad kind, the checks that did not hold, and `nothing_ran_reason`.
+outcome::VerdictNotes verdict_notes(const TierResult& r, const std::string& nothing_ran_reason);
 
-// The exit status of `mmaemu tier run`: 0 PASS, 1 FAIL or ERROR, 4 UNSUPPORTED.
-int tier_exit_status(Outcome verdict);
+// r.verdict and r.reason by outcome::judge over r.totals and verdict_notes, unless the run
+// already stopped with a reason (UNSUPPORTED or ERROR: a missing prerequisite, a run that
+// could not start). Checks are not cases: they can fail a run, never make it PASS.
+void judge_tier(TierResult& r, const std::string& nothing_ran_reason);
 
 // {"PASS": n, ..., "cases": n}.
 nlohmann::json totals_json(const TierResult& r);

@@ -2,7 +2,8 @@
 #pragma once
 // Include this before a kernel .cu file to compile it as host C++ (see launch.hpp for running
 // it). It defines MMAEMU_HOST_SHIM, maps the CUDA keywords and built-in variables onto the shim
-// and brings in the exact intrinsics (intrinsics.hpp).
+// and brings in the exact intrinsics (intrinsics.hpp) and the warp-level mma.sync (mma.hpp,
+// which kernels reach through kernels/cuda/mmaemu_mma.cuh).
 //
 // The standard headers a kernel may use are included first: once these macros exist a later
 // first inclusion could break (libstdc++ spells attributes __noinline__, for one).
@@ -26,6 +27,7 @@
 
 #include "mmaemu/kernels/host/intrinsics.hpp"
 #include "mmaemu/kernels/host/launch.hpp"
+#include "mmaemu/kernels/host/mma.hpp"
 #include "mmaemu/kernels/host/vector_types.hpp"
 
 #define MMAEMU_HOST_SHIM 1

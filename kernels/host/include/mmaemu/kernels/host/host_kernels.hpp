@@ -31,6 +31,7 @@ struct HostLaunch {
   int threads = 256;
   std::size_t dynamic_smem = 0;
   bool descending = false; // threads of a block in descending order between barriers
+  int mma_arch = 0;        // the architecture mma.sync emulates (launch.hpp); 0: the default
 };
 
 // Launches kernel `entry` as a GPU would: grid (ceil(N / tile_n), ceil(M / tile_m)), 1-D

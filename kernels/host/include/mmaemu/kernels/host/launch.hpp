@@ -6,6 +6,7 @@
 // number of workers or on which worker ran which block.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "mmaemu/kernels/host/vector_types.hpp"
@@ -37,6 +38,7 @@ struct ThreadContext {
   dim3 grid_dim{1, 1, 1};
   void* dynamic_smem = nullptr;
   std::size_t dynamic_smem_bytes = 0;
+  int mma_arch = 0; // the architecture the launch's mma.sync emulates (mma.hpp); 0: the default
 };
 
 namespace detail {
@@ -73,11 +75,32 @@ void sync_block();
 // writes before the next barrier).
 enum class ThreadOrder { ascending, descending };
 
+// The architectures mma.sync can emulate (mma.hpp says which preset each one uses).
+inline constexpr int kMmaArchs[] = {70, 72, 80, 86, 87, 89, 90};
+inline constexpr int kDefaultMmaArch = 89;
+
 struct LaunchOptions {
   // OS worker threads; 0 means std::thread::hardware_concurrency(). Never more than the blocks.
   unsigned int workers = 0;
   ThreadOrder order = ThreadOrder::ascending;
+  // The architecture whose tensor cores mma.sync emulates in this launch (one of kMmaArchs);
+  // 0: $MMAEMU_SHIM_MMA_ARCH when set, else kDefaultMmaArch (mma.hpp). launch() refuses others.
+  int mma_arch = 0;
 };
+
+// A warp-collective step, the way mma.sync works: the 32 lanes of the calling thread's warp
+// (lane = linear thread index % 32) each pass `in` (in_bytes) and an `out` buffer (out_bytes).
+// The thread that arrives last runs `compute(ins, outs)` once, on its own stack, with the
+// lanes' inputs as [32][in_bytes] and the outputs as [32][out_bytes] (by lane); every lane
+// then returns with its `out` filled. The others wait without passing a __syncthreads() of
+// the block, which still waits for every thread. `tag` names the operation; the lanes must
+// agree on it and on the sizes. Throws std::logic_error (which ends the launch as a kernel's
+// exception does) outside launch(), when the warp has fewer than 32 threads, when the lanes'
+// tags or sizes differ, or when a lane waits here while another lane of its warp has returned
+// or waits at __syncthreads() (a divergent warp: undefined on a GPU). in_bytes, out_bytes <= 256.
+void warp_collective(std::uint64_t tag, const void* in, std::size_t in_bytes, void* out,
+                     std::size_t out_bytes,
+                     const std::function<void(const std::byte* ins, std::byte* outs)>& compute);
 
 // Runs `body` once for every thread of every block of grid x block, with current_thread() set.
 // Blocks run on `workers` OS threads (the caller is one of them); a block's threads are fibers

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The strict parser of gemm_call descriptions (docs/recordings.md) into a typed call, and the
+// building of a call's arguments from it. A description is parsed once; every output of the
+// call builds its arguments from the typed call, without reading JSON again.
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "mmaemu/harness/gemm_call.hpp"
+#include "mmaemu/support/text.hpp"
+
+namespace mmaemu::harness {
+
+namespace {
+
+using nlohmann::json;
+
+std::atomic<std::uint64_t> g_parses{0};
+
+// The strict reader of a call description: every error names the key path.
+class CallReader {
+public:
+  [[noreturn]] static void fail(const std::string& key, const std::string& what) {
+    throw GemmCallError("key '" + support::printable(key) + "': " + what);
+  }
+
+  // The JSON type of a value, for "expected an integer, got number 3.2e+42".
+  static std::string type_of(const json& v) {
+    if (v.is_number_float())
+      return "number " + support::printable(v.dump(), 32);
+    if (v.is_number_unsigned())
+      return "integer " + v.dump();
+    if (v.is_number_integer())
+      return "integer " + v.dump();
+    return v.type_name();
+  }
+
+  static const json& object(const json& v, const std::string& key) {
+    if (!v.is_object())
+      fail(key, "expected an object, got " + type_of(v));
+    return v;
+  }
+
+  // Refuses keys not in `known`.
+  static void only_keys(const json& obj, const std::string& where,
+                        std::initializer_list<const char*> known) {
+    for (const auto& [k, v] : obj.items()) {
+      bool ok = false;
+      for (const char* n : known)
+        ok = ok || k == n;
+      if (!ok)
+        fail(where.empty() ? k : where + "." + k, "not a key of a gemm_call description");
+    }
+  }
+
+  // An integer in [lo, hi], from an integer JSON number only (never a float converted).
+  static std::int64_t integer(const json& v, const std::string& key, std::int64_t lo,
+                              std::int64_t hi) {
+    if (!v.is_number_integer())
+      fail(key, "expected an integer, got " + type_of(v));
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
+                              : v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi;
+    if (!in_range) {
+      fail(key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                    ", got " + type_of(v));
+    }
+    return v.get<std::int64_t>();
+  }
+
+  static std::vector<std::int64_t> integers(const json& v, const std::string& key,
+                                            std::int64_t hi) {
+    if (!v.is_array())
+      fail(key, "expected an array of integers, got " + type_of(v));
+    if (v.size() > static_cast<std::size_t>(kMaxTensorDims)) {
+      fail(key, std::to_string(v.size()) + " entries, more than " + std::to_string(kMaxTensorDims));
+    }
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out.push_back(integer(v[i], key + "[" + std::to_string(i) + "]", 0, hi));
+    }
+    return out;
+  }
+
+  static const std::string& string(const json& v, const std::string& key) {
+    if (!v.is_string())
+      fail(key, "expected a string, got " + type_of(v));
+    return v.get_ref<const std::string&>();
+  }
+
+  // A code of `f` in hex ("0x3f800000" or "3f800000"), within the format's width.
+  static std::uint32_t code(const json& v, const std::string& key, Format f) {
+    const std::string& s = string(v, key);
+    std::size_t i = (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 2 : 0;
+    if (s.size() == i || s.size() - i > 8)
+      fail(key, "'" + support::printable(s) + "' is not a hex code");
+    std::uint32_t c = 0;
+    for (; i < s.size(); ++i) {
+      const char ch = s[i];
+      const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : -1;
+      if (d < 0)
+        fail(key, "'" + support::printable(s) + "' is not a hex code");
+      c = (c << 4) | static_cast<std::uint32_t>(d);
+    }
+    if (c & ~spec(f).code_mask()) {
+      fail(key, "'" + support::printable(s) + "' is wider than a " + spec(f).torch_name + " code");
+    }
+    return c;
+  }
+
+  static Format dtype(const json& t, const std::string& where) {
+    const auto it = t.find("dtype");
+    if (it == t.end())
+      fail(where + ".dtype", "missing");
+    const std::string& name = string(*it, where + ".dtype");
+    const auto f = parse_format(name);
+    if (!f)
+      fail(where + ".dtype", "'" + support::printable(name) + "' is not a dtype");
+    return *f;
+  }
+};
+
+// Tensor errors (layouts outside the storage, shapes that overflow) name the tensor's key.
+template <class F> auto named(const std::string& where, F make) {
+  try {
+    return make();
+  } catch (const ValueError& e) {
+    throw GemmCallError("key '" + support::printable(where) + "': " + e.what());
+  }
+}
+
+// Stands in for a storage's bytes when a layout is checked against its size: never read.
+std::uint8_t g_no_bytes = 0;
+
+// An operand: a view of a recorded storage of `storage_bytes` bytes, checked against it.
+CallOperand operand_from_json(const json& j, const std::string& where, std::size_t storage_bytes) {
+  using R = CallReader;
+  R::object(j, where);
+  R::only_keys(j, where, {"dtype", "shape", "strides", "offset"});
+  CallOperand op;
+  op.dtype = R::dtype(j, where);
+  if (!j.contains("shape"))
+    R::fail(where + ".shape", "missing");
+  if (!j.contains("strides"))
+    R::fail(where + ".strides", "missing");
+  op.shape = R::integers(j["shape"], where + ".shape", kMaxTensorElements);
+  op.strides =
+      R::integers(j["strides"], where + ".strides", std::numeric_limits<std::int64_t>::max());
+  op.offset = j.contains("offset") ? R::integer(j["offset"], where + ".offset", 0,
+                                                std::numeric_limits<std::int64_t>::max())
+                                   : 0;
+  // The same check as the view the call builds later (Tensor::view_of), without a storage.
+  named(where, [&] {
+    return Tensor::borrow(op.dtype, op.shape, op.strides, op.offset, &g_no_bytes, storage_bytes,
+                          nullptr);
+  });
+  return op;
+}
+
+// A tensor the description creates: scales, bias, scale_result, out. Its values are "bits"
+// (one hex code per element, row-major) or "fill" (one code for all), else zero; "strides"
+// and "offset" give it that layout in a fresh storage just large enough. Checked here,
+// allocated only when a call is built (CreatedTensor::make).
+CreatedTensor created_from_json(const json& j, const std::string& where) {
+  using R = CallReader;
+  R::object(j, where);
+  R::only_keys(j, where, {"dtype", "shape", "strides", "offset", "bits", "fill"});
+  CreatedTensor t;
+  t.where = where;
+  t.dtype = R::dtype(j, where);
+  if (!j.contains("shape"))
+    R::fail(where + ".shape", "missing");
+  t.shape = R::integers(j["shape"], where + ".shape", kMaxCallTensorElements);
+  std::int64_t numel = 1;
+  for (auto d : t.shape) {
+    if (d == 0)
+      numel = 0;
+    else if (numel &&
+             (__builtin_mul_overflow(numel, d, &numel) || numel > kMaxCallTensorElements)) {
+      R::fail(where + ".shape",
+              "more than " + std::to_string(kMaxCallTensorElements) + " elements");
+    }
+  }
+  if (j.contains("strides") || j.contains("offset")) {
+    t.laid_out = true;
+    t.strides = j.contains("strides")
+                    ? R::integers(j["strides"], where + ".strides", kMaxCallTensorElements)
+                    : contiguous_strides(t.shape);
+    t.offset = j.contains("offset")
+                   ? R::integer(j["offset"], where + ".offset", 0, kMaxCallTensorElements)
+                   : 0;
+    if (t.strides.size() != t.shape.size()) {
+      R::fail(where + ".strides", std::to_string(t.strides.size()) + " entries for " +
+                                      std::to_string(t.shape.size()) + " dimensions");
+    }
+    // The storage reaches the last element: offset + sum((size - 1) * stride) + 1, each term
+    // below 2^28 * 2^28, so the sum fits in int64.
+    std::int64_t elems = t.offset + (numel > 0 ? 1 : 0);
+    for (std::size_t i = 0; numel > 0 && i < t.shape.size(); ++i)
+      elems += (t.shape[i] - 1) * t.strides[i];
+    if (elems > kMaxCallTensorElements) {
+      R::fail(where, "its layout needs a storage of " + std::to_string(elems) +
+                         " elements, more than " + std::to_string(kMaxCallTensorElements));
+    }
+    t.storage_elems = elems;
+    // What Tensor::strided checks, against a storage of that size.
+    named(where, [&] {
+      return Tensor::borrow(t.dtype, t.shape, t.strides, t.offset, &g_no_bytes,
+                            static_cast<std::size_t>(elems) * (spec(t.dtype).width / 8), nullptr);
+    });
+  } else {
+    // What Tensor::zeros checks.
+    named(where, [&] { return Tensor::meta(t.dtype, t.shape); });
+  }
+  const auto bits = j.find("bits");
+  const auto fill = j.find("fill");
+  if (bits != j.end() && fill != j.end())
+    R::fail(where, "has both 'bits' and 'fill'");
+  if (bits != j.end()) {
+    if (!bits->is_array())
+      R::fail(where + ".bits", "expected an array of hex codes, got " + R::type_of(*bits));
+    if (static_cast<std::int64_t>(bits->size()) != numel) {
+      R::fail(where + ".bits",
+              std::to_string(bits->size()) + " codes for " + std::to_string(numel) + " elements");
+    }
+    t.bits.reserve(bits->size());
+    for (std::size_t i = 0; i < bits->size(); ++i)
+      t.bits.push_back(R::code((*bits)[i], where + ".bits[" + std::to_string(i) + "]", t.dtype));
+  }
+  if (fill != j.end())
+    t.fill = R::code(*fill, where + ".fill", t.dtype);
+  return t;
+}
+
+json parse_call_text(std::string_view text) {
+  try {
+    return json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxCallJsonDepth) {
+        throw GemmCallError("nested deeper than " + std::to_string(kMaxCallJsonDepth) + " levels");
+      }
+      return true;
+    });
+  } catch (const json::exception& e) {
+    // nlohmann's description (a syntax error, a number out of range), without the echoed
+    // token ("last read: '...'").
+    std::string what = e.what();
+    if (const auto p = what.find("; last read"); p != std::string::npos)
+      what.erase(p);
+    if (const auto p = what.find("] "); p != std::string::npos)
+      what = what.substr(p + 2);
+    throw GemmCallError("not valid JSON (" + support::printable(what, 160) + ")");
+  }
+}
+
+// A shared_ptr that borrows `v` (no ownership): the tensors built from it are dropped before
+// `v` is, and scaled_mm never writes an operand.
+std::shared_ptr<std::vector<std::uint8_t>> borrow(const std::vector<std::uint8_t>& v) {
+  return std::shared_ptr<std::vector<std::uint8_t>>(std::shared_ptr<void>(),
+                                                    const_cast<std::vector<std::uint8_t>*>(&v));
+}
+
+std::string call_where(const std::string& file, const std::string& id) {
+  return support::printable(file, 256) + ": gemm_call '" + support::printable(id) + "': ";
+}
+
+} // namespace
+
+Tensor CreatedTensor::make() const {
+  Tensor t = named(where, [&] {
+    return laid_out ? Tensor::strided(dtype, shape, strides, offset, storage_elems)
+                    : Tensor::zeros(dtype, shape);
+  });
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    t.set_bits_flat(static_cast<std::int64_t>(i), bits[i]);
+  if (fill) {
+    const std::int64_t n = t.numel();
+    for (std::int64_t i = 0; i < n; ++i)
+      t.set_bits_flat(i, *fill);
+  }
+  return t;
+}
+
+GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
+                                  std::size_t mat2_bytes) {
+  using R = CallReader;
+  g_parses.fetch_add(1, std::memory_order_relaxed);
+  const json call = parse_call_text(call_json);
+  if (!call.is_object())
+    throw GemmCallError("the description is " + R::type_of(call) + ", not an object");
+  R::only_keys(call, "",
+               {"M", "N", "K", "input", "mat2", "scale_a", "scale_b", "bias", "scale_result", "out",
+                "profile", "requires_grad"});
+  for (const char* k : {"M", "N", "K"}) {
+    if (call.contains(k))
+      R::integer(call[k], k, 0, kMaxGemmDim);
+  }
+  for (const char* k : {"input", "mat2", "scale_a", "scale_b"}) {
+    if (!call.contains(k))
+      R::fail(k, "missing");
+  }
+  GemmCallDesc d;
+  d.input = operand_from_json(call["input"], "input", input_bytes);
+  d.mat2 = operand_from_json(call["mat2"], "mat2", mat2_bytes);
+  d.scale_a = created_from_json(call["scale_a"], "scale_a");
+  d.scale_b = created_from_json(call["scale_b"], "scale_b");
+  if (call.contains("bias") && !call["bias"].is_null())
+    d.bias = created_from_json(call["bias"], "bias");
+  if (call.contains("scale_result") && !call["scale_result"].is_null())
+    d.scale_result = created_from_json(call["scale_result"], "scale_result");
+  if (call.contains("out") && !call["out"].is_null())
+    d.out = created_from_json(call["out"], "out");
+  if (call.contains("profile")) {
+    // A profile name (letters, digits, '_', '-', '.'): it is echoed in scaled_mm's messages.
+    const std::string& name = R::string(call["profile"], "profile");
+    const bool plain = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+                         return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                                (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+                       });
+    if (!plain)
+      R::fail("profile", "'" + support::printable(name) + "' is not a profile name");
+    d.profile = name;
+  }
+  if (call.contains("requires_grad")) {
+    const json& rg = call["requires_grad"];
+    if (!rg.is_array())
+      R::fail("requires_grad", "expected an array, got " + R::type_of(rg));
+    for (std::size_t i = 0; i < rg.size(); ++i) {
+      const std::string key = "requires_grad[" + std::to_string(i) + "]";
+      const std::string& name = R::string(rg[i], key);
+      if (name == "input")
+        d.input_requires_grad = true;
+      else if (name == "mat2")
+        d.mat2_requires_grad = true;
+      else
+        R::fail(key, "'" + support::printable(name) + "' is not input or mat2");
+    }
+  }
+  return d;
+}
+
+GemmCallArgs make_call_args(const GemmCallDesc& d,
+                            std::shared_ptr<std::vector<std::uint8_t>> input_storage,
+                            std::shared_ptr<std::vector<std::uint8_t>> mat2_storage) {
+  GemmCallArgs a;
+  a.call.input = named("input", [&] {
+    return Tensor::view_of(d.input.dtype, d.input.shape, d.input.strides, d.input.offset,
+                           std::move(input_storage));
+  });
+  a.call.mat2 = named("mat2", [&] {
+    return Tensor::view_of(d.mat2.dtype, d.mat2.shape, d.mat2.strides, d.mat2.offset,
+                           std::move(mat2_storage));
+  });
+  a.call.scale_a = d.scale_a.make();
+  a.call.scale_b = d.scale_b.make();
+  if (d.bias)
+    a.call.bias = d.bias->make();
+  if (d.scale_result)
+    a.call.scale_result = d.scale_result->make();
+  if (d.out) {
+    a.out = d.out->make();
+    a.has_out = true;
+  }
+  a.call.profile = d.profile;
+  if (d.input_requires_grad)
+    a.call.input.set_requires_grad(true);
+  if (d.mat2_requires_grad)
+    a.call.mat2.set_requires_grad(true);
+  return a;
+}
+
+GemmCallArgs parse_gemm_call(std::string_view call_json,
+                             std::shared_ptr<std::vector<std::uint8_t>> input_storage,
+                             std::shared_ptr<std::vector<std::uint8_t>> mat2_storage) {
+  const GemmCallDesc d = parse_gemm_call_desc(call_json, input_storage ? input_storage->size() : 0,
+                                              mat2_storage ? mat2_storage->size() : 0);
+  return make_call_args(d, std::move(input_storage), std::move(mat2_storage));
+}
+
+GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file) {
+  try {
+    return parse_gemm_call_desc(c.call_json, c.input_storage.size(), c.mat2_storage.size());
+  } catch (const GemmCallError& e) {
+    throw GemmCallError(call_where(file, c.id) + e.what());
+  }
+}
+
+std::vector<GemmCallDesc> parse_gemm_calls(const recordings::GemmCallBatch& batch,
+                                           const std::string& file) {
+  std::vector<GemmCallDesc> out;
+  out.reserve(batch.calls.size());
+  for (const auto& c : batch.calls)
+    out.push_back(parse_recorded_call(c, file));
+  return out;
+}
+
+void prepare_output_call(const recordings::GemmCall& c, const GemmCallDesc& d,
+                         const recordings::GemmCallOutput& o, const std::string& backend,
+                         GemmCallArgs& a) {
+  a = make_call_args(d, borrow(c.input_storage), borrow(c.mat2_storage));
+  ScaledMmCall& sc = a.call;
+  sc.out = a.has_out ? &a.out : nullptr;
+  sc.out_dtype = o.out_dtype;
+  sc.use_fast_accum = o.fast;
+  sc.splitk = parse_splitk(o.splitk);
+  sc.backend = backend;
+}
+
+std::uint64_t gemm_call_parse_count() {
+  return g_parses.load(std::memory_order_relaxed);
+}
+
+} // namespace mmaemu::harness
