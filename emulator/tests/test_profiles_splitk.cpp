@@ -248,6 +248,9 @@ TEST_F(Profiles, EveryProfileRejectsE4m3PairIntoE5m2) {
     EXPECT_FALSE(p.rejects_call(Format::e4m3, Format::e4m3, Format::e4m3).has_value()) << name;
     EXPECT_FALSE(p.rejects_call(Format::e5m2, Format::e4m3, Format::e5m2).has_value()) << name;
     EXPECT_FALSE(p.rejects_call(Format::e4m3, Format::e5m2, Format::bf16).has_value()) << name;
+    // The rule names an e4m3 pair (scaled-mm-facts.md): each operand is matched against its
+    // own format, so e4m3 x e5m2 into e5m2 is no e4m3 pair.
+    EXPECT_FALSE(p.rejects_call(Format::e4m3, Format::e5m2, Format::e5m2).has_value()) << name;
   }
 }
 
@@ -517,6 +520,35 @@ TEST_F(SplitK, ATableEntryDecidesItsShapeAndTheEnvelopeAnother) {
   // Explicit comes first: S = 1 for the table's shape.
   EXPECT_EQ(mmaemu::resolve_splitk(query(), p, SplitKRequest::explicit_split(1)).source,
             "explicit");
+}
+
+// A claim the data does not make is not made: a table entry without "verified" is unverified
+// (S > 1 warns), an envelope without "validated" is unvalidated (it warns).
+TEST_F(SplitK, AnEntryOrEnvelopeThatDoesNotSayVerifiedIsNot) {
+  ScopedEnv env("MMAEMU_SPLITK_STRICT", nullptr);
+  const Profile p = mmaemu::parse_profile_json(
+      R"({"name": "custom-u", "preset": "hopper", "gpu_name": "Test GPU", "capability": "9.0", "sm_count": 1,
+          "cublaslt_version": "v", "caller": "torch._scaled_mm", "torch_version": "2.7.1",
+          "workspace_bytes": 33554432, "split_schemes": ["contiguous"], "maturity": "custom",
+          "splitk_table": {"table": "custom-u", "note": "test", "entries": [
+            {"M": 64, "N": 128, "K": 256, "a": "e4m3", "b": "e4m3", "out": "bf16", "fast": false,
+             "S": 2, "scheme": "contiguous", "evidence": "made up for the test"}]},
+          "envelope": {"min_mn": 1024, "max_k": 8192, "evidence": "test envelope"}})");
+  ASSERT_EQ(p.splitk_table.entries.size(), 1u);
+  EXPECT_FALSE(p.splitk_table.entries[0].verified);
+  ASSERT_TRUE(p.envelope.has_value());
+  EXPECT_FALSE(p.envelope->validated);
+  const auto t = mmaemu::resolve_splitk(query(64, 128, 256, Format::bf16, false), p,
+                                        SplitKRequest::automatic(), std::nullopt, true);
+  EXPECT_EQ(t.source, "table");
+  EXPECT_FALSE(t.verified);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_EQ(t.warnings[0].cls, WarningClass::unverified_split);
+  const auto e = mmaemu::resolve_splitk(query(64, 128, 512, Format::bf16, false), p,
+                                        SplitKRequest::automatic(), std::nullopt, true);
+  EXPECT_EQ(e.source, "envelope");
+  ASSERT_EQ(e.warnings.size(), 1u);
+  EXPECT_EQ(e.warnings[0].cls, WarningClass::unvalidated_envelope);
 }
 
 TEST_F(SplitK, AValidatedEnvelopeDoesNotWarn) {
