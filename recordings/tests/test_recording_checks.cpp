@@ -12,6 +12,7 @@
 
 #include "hostile_h5.hpp"
 #include "mmaemu/recordings/recording.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using mmaemu::Format;
@@ -22,8 +23,8 @@ using mmaemu::recordings::read_recording;
 using mmaemu::recordings::Recording;
 using mmaemu::recordings::RecordingError;
 using mmaemu::recordings::write_recording;
+using mmaemu::testing::TempDir;
 using testing::HasSubstr;
-using testsupport::TempDir;
 
 namespace {
 
