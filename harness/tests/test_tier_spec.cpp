@@ -206,6 +206,19 @@ TEST(TierSpecHostile, RunParametersAreTypedForEveryKind) {
   EXPECT_NE(run(R"({"kind": "mutants", "exclude_tests": "(", "exclude_why": "w"})")
                 .find("key 'run.exclude_tests': is not a regular expression"),
             std::string::npos);
+  // first_tests: each key a mutant group, each value a regex, with its reason.
+  EXPECT_NE(run(R"({"kind": "mutants", "first_tests": {"replay": "^Replay"}})")
+                .find("key 'run.first_tests_why'"),
+            std::string::npos);
+  EXPECT_NE(run(R"({"kind": "mutants", "first_tests": {"replays": "^R"}, "first_tests_why": "w"})")
+                .find("'replays', which is not a mutant group"),
+            std::string::npos);
+  EXPECT_NE(run(R"({"kind": "mutants", "first_tests": {"replay": "("}, "first_tests_why": "w"})")
+                .find("'replay' must map to a regular expression"),
+            std::string::npos);
+  EXPECT_EQ(
+      run(R"({"kind": "mutants", "first_tests": {"replay": "^Replay"}, "first_tests_why": "w"})"),
+      "(no exception)");
   // The committed kinds' parameters load.
   for (
       const char* good :

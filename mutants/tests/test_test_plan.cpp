@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "mmaemu/mutants/campaign.hpp"
 #include "mmaemu/mutants/test_plan.hpp"
 #include "temp_dir.hpp" // tests/support
 
@@ -164,4 +165,24 @@ TEST(TestPlan, GtestCasesOfOneExecutableRunAsOneProcessAndTheFailingCaseIsNamed)
   const auto pass = run_plan(cases({"S.a", "S.b"}), opts());
   EXPECT_EQ(pass.status, RunStatus::passed);
   EXPECT_EQ(pass.tests_run, 2u);
+}
+
+TEST(TestPlan, AGroupsFirstTestsRunFirstAndEveryTestStillRuns) {
+  const std::vector<PlannedTest> tests = {sh("T1", "true"), sh("A.x", "true"), sh("B.y", "true"),
+                                          sh("A.z", "true")};
+  TierPlan plan;
+  plan.first_tests["replay"] = "^A\\.";
+  auto names = [](const std::vector<PlannedTest>& ts) {
+    std::vector<std::string> out;
+    for (const auto& t : ts)
+      out.push_back(t.name);
+    return out;
+  };
+  EXPECT_EQ(names(tests_for_group(tests, plan, "replay")),
+            (std::vector<std::string>{"A.x", "A.z", "T1", "B.y"}));
+  // Another group keeps the usual order.
+  EXPECT_EQ(names(tests_for_group(tests, plan, "plan")),
+            (std::vector<std::string>{"T1", "A.x", "B.y", "A.z"}));
+  plan.first_tests["replay"] = "(";
+  EXPECT_THROW(tests_for_group(tests, plan, "replay"), std::invalid_argument);
 }
