@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The smoke gate fails a kernel on any bit difference from the reference: a -0 for a +0 and a
+// NaN of another payload as much as a wrong value; its detail names the first differing output
+// as (row, column) of the row-major [M][N] result. The "kernel" here is the reference with one
+// chosen output changed, so the expected position is the one the test changed.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "mmaemu/kernels/gate_problems.hpp"
+#include "mmaemu/kernels/gates.hpp"
+#include "mmaemu/kernels/kernel_spec.hpp"
+
+namespace mmaemu::kernels {
+namespace {
+
+const KernelSpec& spec() {
+  return kernel_specs().front();
+}
+
+// A runner that returns the reference, with `change` applied to the first problem's outputs.
+ProblemRunner changed(std::function<void(const GateProblem&, std::uint32_t*)> change) {
+  return [change](const GateProblem& p, std::uint32_t* out) {
+    const auto want = reference_bits(spec(), p);
+    std::memcpy(out, want.data(), want.size() * sizeof(std::uint32_t));
+    if (p.what == smoke_problems().front().what)
+      change(p, out);
+  };
+}
+
+TEST(SmokeGate, TheReferenceItselfPasses) {
+  const GateResult r = smoke_gate(spec(), changed([](const GateProblem&, std::uint32_t*) {}));
+  EXPECT_TRUE(r.passed) << r.detail;
+}
+
+TEST(SmokeGate, ADifferenceNamesItsRowThenItsColumn) {
+  const GateProblem& p = smoke_problems().front();
+  ASSERT_GT(p.N, 3);
+  ASSERT_GT(p.M, 1);
+  ASSERT_NE(p.M, p.N); // so that (row, column) and (column, row) differ
+  // Output (1, 3) of a row-major [M][N] result: index N + 3.
+  const GateResult r = smoke_gate(spec(), changed([](const GateProblem& q, std::uint32_t* out) {
+                                    out[static_cast<std::size_t>(q.N) + 3] ^= 1u;
+                                  }));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.detail.find("1 of "), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("first (1, 3)"), std::string::npos) << r.detail;
+}
+
+TEST(SmokeGate, AZeroOfTheOtherSignFailsIt) {
+  // The first zero output of the reference, in problem order, with its sign flipped: the only
+  // difference is the zero's sign.
+  std::string changed_problem;
+  std::size_t changed_index = 0;
+  const GateResult r = smoke_gate(spec(), [&](const GateProblem& p, std::uint32_t* out) {
+    const auto want = reference_bits(spec(), p);
+    std::memcpy(out, want.data(), want.size() * sizeof(std::uint32_t));
+    for (std::size_t i = 0; i < want.size() && changed_problem.empty(); ++i) {
+      if ((want[i] & 0x7FFFFFFFu) == 0u) {
+        out[i] ^= 0x80000000u;
+        changed_problem = p.what;
+        changed_index = i;
+      }
+    }
+  });
+  ASSERT_FALSE(changed_problem.empty()) << "no smoke problem has a zero output";
+  EXPECT_FALSE(r.passed) << r.detail;
+  EXPECT_NE(r.detail.find(changed_problem), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("1 of "), std::string::npos)
+      << r.detail << " (index " << changed_index << ")";
+}
+
+} // namespace
+} // namespace mmaemu::kernels
