@@ -55,9 +55,7 @@ GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run) {
   return r;
 }
 
-std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& loaded,
-                                  const driver::Device& device, bool force) {
-  std::vector<GateResult> results;
+VerdictKeyFields smoke_verdict_fields(const LoadedModule& loaded, const driver::Device& device) {
   VerdictKeyFields f;
   f.gpu_uuid = device.uuid;
   f.cc = device.cc;
@@ -65,7 +63,13 @@ std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& lo
   f.image_sha256 = loaded.image_sha256;
   f.gate = kSmokeGate;
   f.gate_version = kSmokeGateVersion;
-  const std::string key = verdict_key(f);
+  return f;
+}
+
+std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& loaded,
+                                  const driver::Device& device, bool force) {
+  std::vector<GateResult> results;
+  const std::string key = verdict_key(smoke_verdict_fields(loaded, device));
   // A forced failure wins over a cached verdict, and is not cached itself.
   if (forced_failure(kSmokeGate)) {
     results.push_back({kSmokeGate, kSmokeGateVersion, false, false,

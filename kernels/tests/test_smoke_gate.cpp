@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The smoke gate fails a kernel on any bit difference from the reference: a -0 for a +0 and a
 // NaN of another payload as much as a wrong value; its detail names the first differing output
-// as (row, column) of the row-major [M][N] result. The "kernel" here is the reference with one
+// as (row, column) of the row-major [M][N] result; its cached verdict holds for one device,
+// driver and image. The "kernel" here is the reference with one
 // chosen output changed, so the expected position is the one the test changed.
 
 #include <gtest/gtest.h>
@@ -70,6 +71,37 @@ TEST(SmokeGate, AZeroOfTheOtherSignFailsIt) {
   EXPECT_NE(r.detail.find(changed_problem), std::string::npos) << r.detail;
   EXPECT_NE(r.detail.find("1 of "), std::string::npos)
       << r.detail << " (index " << changed_index << ")";
+}
+
+TEST(SmokeGate, ItsVerdictIsKeyedOnTheDeviceTheDriverAndTheImage) {
+  driver::Device d;
+  d.uuid = "00112233445566778899aabbccddeeff";
+  d.cc = 89;
+  d.driver_version = 13000;
+  LoadedModule m;
+  m.image_sha256 = std::string(64, 'a');
+  const VerdictKeyFields f = smoke_verdict_fields(m, d);
+  EXPECT_EQ(f.gpu_uuid, d.uuid);
+  EXPECT_EQ(f.cc, 89);
+  EXPECT_EQ(f.driver_version, 13000);
+  EXPECT_EQ(f.image_sha256, m.image_sha256);
+  EXPECT_EQ(f.gate, std::string(kSmokeGate));
+  EXPECT_EQ(f.gate_version, kSmokeGateVersion);
+  // Another GPU of the same model, another capability, another driver, another image: each
+  // is another key, so no verdict is reused across them.
+  const std::string key = verdict_key(f);
+  driver::Device other = d;
+  other.uuid = "ffeeddccbbaa99887766554433221100";
+  EXPECT_NE(verdict_key(smoke_verdict_fields(m, other)), key);
+  other = d;
+  other.cc = 90;
+  EXPECT_NE(verdict_key(smoke_verdict_fields(m, other)), key);
+  other = d;
+  other.driver_version = 13010;
+  EXPECT_NE(verdict_key(smoke_verdict_fields(m, other)), key);
+  LoadedModule m2 = m;
+  m2.image_sha256 = std::string(64, 'b');
+  EXPECT_NE(verdict_key(smoke_verdict_fields(m2, d)), key);
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "mmaemu/kernels/gate_problems.hpp"
 #include "mmaemu/kernels/kernel_spec.hpp"
 #include "mmaemu/kernels/module_loader.hpp"
+#include "mmaemu/kernels/verdict_cache.hpp"
 
 namespace mmaemu::kernels {
 
@@ -38,6 +39,11 @@ GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run);
 
 // The reference bits of a problem: the preset's chain over K from +0 (finite codes).
 std::vector<std::uint32_t> reference_bits(const KernelSpec& spec, const GateProblem& p);
+
+// What the smoke gate's cached verdict is keyed on: the device (its UUID, compute capability and
+// driver version), the module's image and the gate's name and version. A verdict holds for that
+// combination only.
+VerdictKeyFields smoke_verdict_fields(const LoadedModule& loaded, const driver::Device& device);
 
 // Runs the gates of a loaded kernel on its device (smoke), each verdict from the cache unless
 // `force`; stops at the first failure. Never throws: a gate that throws is a failure.
