@@ -183,3 +183,46 @@ TEST(VerdictCache, ConcurrentProcessesNeverLeaveATornFile) {
 }
 
 } // namespace
+
+namespace {
+
+std::string verdict_text(const std::string& key, const std::string& detail) {
+  return "{\"format\": \"mmaemu-verdict/1\", \"key\": \"" + key +
+         "\", \"passed\": true, \"detail\": \"" + detail + "\"}";
+}
+
+} // namespace
+
+TEST(VerdictCache, AKeyThatIsNotLowerHexFindsNothingEvenWithAFileOfThatName) {
+  TempDir dir("verdicts-names");
+  const std::string upper(64, 'A');
+  mmaemu::testing::spit(dir / (upper + ".json"), verdict_text(upper, "forged"));
+  VerdictCache c(dir.path());
+  EXPECT_FALSE(c.lookup(upper).has_value());
+  // The same for a key that is a path.
+  fs::create_directory(dir / "sub");
+  mmaemu::testing::spit(dir / "outside.json", verdict_text("../outside", "forged"));
+  VerdictCache sub(dir / "sub");
+  EXPECT_FALSE(sub.lookup("../outside").has_value());
+}
+
+TEST(VerdictCache, AFileOverTheSizeLimitIsIgnored) {
+  TempDir dir("verdicts-size");
+  const std::string key = mmaemu::kernels::verdict_key(fields());
+  const std::string body = verdict_text(key, "padded");
+  // Valid JSON, padded with spaces to one byte over 64 KiB (kMaxVerdictBytes).
+  mmaemu::testing::spit(dir / (key + ".json"),
+                        std::string((64u << 10) + 1 - body.size(), ' ') + body);
+  EXPECT_FALSE(VerdictCache(dir.path()).lookup(key).has_value());
+  // At the limit it is read.
+  mmaemu::testing::spit(dir / (key + ".json"), std::string((64u << 10) - body.size(), ' ') + body);
+  ASSERT_TRUE(VerdictCache(dir.path()).lookup(key).has_value());
+}
+
+TEST(VerdictCache, ItsFilesAreReadableByTheirOwnerOnly) {
+  TempDir dir("verdicts-mode");
+  const std::string key = mmaemu::kernels::verdict_key(fields());
+  ASSERT_TRUE(VerdictCache(dir.path()).store(key, {true, "ok"}));
+  const auto p = fs::status(dir / (key + ".json")).permissions();
+  EXPECT_EQ(p & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
+}
