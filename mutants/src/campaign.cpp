@@ -508,7 +508,7 @@ std::string score_line(const std::string& name, const std::string& layer, const 
 } // namespace
 
 json score_json(const std::vector<const MutantResult*>& results,
-               std::optional<unsigned> target_percent) {
+                std::optional<unsigned> target_percent) {
   std::size_t killed = 0, non_equivalent = 0;
   for (const MutantResult* x : results) {
     if (x->mutant->expect != Expect::killed)
@@ -587,8 +587,8 @@ std::vector<std::string> score_lines(const json& groups, const json& summary) {
   std::vector<std::string> out;
   out.push_back("mutation score (killed / non-equivalent), by group:");
   for (const auto& g : groups)
-    out.push_back(score_line(g["group"].get<std::string>(), g["layer"].get<std::string>(),
-                             g["score"]));
+    out.push_back(
+        score_line(g["group"].get<std::string>(), g["layer"].get<std::string>(), g["score"]));
   for (const auto& l : summary["layers"])
     out.push_back(score_line("layer", l["layer"].get<std::string>(), l));
   out.push_back(score_line("overall", "", summary["overall"]));

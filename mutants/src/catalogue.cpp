@@ -146,13 +146,13 @@ const std::vector<GroupInfo>& catalogue_group_info() {
   // what judges a result (replay, gates, manifest) to what records it (recordings, profiles,
   // signing, tiers).
   static const std::vector<GroupInfo> g = {
-      {"control", Layer::control},          {"instruction_model", Layer::modelling},
-      {"plan", Layer::modelling},           {"epilogue", Layer::modelling},
-      {"api", Layer::modelling},            {"fast_reference", Layer::modelling},
-      {"kernel", Layer::modelling},         {"replay", Layer::harness},
-      {"gates", Layer::harness},            {"manifest", Layer::harness},
-      {"recordings", Layer::harness},       {"profiles", Layer::harness},
-      {"signing", Layer::harness},          {"tiers", Layer::harness},
+      {"control", Layer::control},    {"instruction_model", Layer::modelling},
+      {"plan", Layer::modelling},     {"epilogue", Layer::modelling},
+      {"api", Layer::modelling},      {"fast_reference", Layer::modelling},
+      {"kernel", Layer::modelling},   {"replay", Layer::harness},
+      {"gates", Layer::harness},      {"manifest", Layer::harness},
+      {"recordings", Layer::harness}, {"profiles", Layer::harness},
+      {"signing", Layer::harness},    {"tiers", Layer::harness},
   };
   return g;
 }

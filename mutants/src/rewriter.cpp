@@ -120,7 +120,9 @@ std::vector<std::string> check_catalogue_applies(const fs::path& root, const Cat
     for (const auto& e : m.edits)
       by_file[e.file].push_back(&e);
     for (const auto& [file, edits] : by_file) {
-      if (tracked && !tracked->count(file)) {
+      // A missing file is named as missing (below); one that exists but is untracked, here.
+      std::error_code ec;
+      if (tracked && !tracked->count(file) && fs::exists(root / file, ec)) {
         problems.push_back(m.id + ": " + file +
                            ": not tracked by git (a mutant's copy holds the tracked files only; "
                            "git add it)");

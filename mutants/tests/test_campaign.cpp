@@ -224,8 +224,8 @@ void run_in(const fs::path& dir, const std::vector<std::string>& argv) {
 fs::path committed_fixture(const fs::path& root) {
   const fs::path repo = root / "repo";
   fs::copy(kFixture, repo, fs::copy_options::recursive);
-  const std::vector<std::string> git = {"git", "-c", "user.name=mutants test",
-                                        "-c", "user.email=mutants@test.invalid"};
+  const std::vector<std::string> git = {"git", "-c", "user.name=mutants test", "-c",
+                                        "user.email=mutants@test.invalid"};
   auto with = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = git;
     argv.insert(argv.end(), args.begin(), args.end());
@@ -254,9 +254,8 @@ TEST(Campaign, AnUntrackedFileThatBreaksTheTestsDoesNotChangeTheResult) {
   const fs::path repo = committed_fixture(tmp.path());
   mmaemu::testing::spit(repo / "logs" / "T1.json", "{\"signed\": false}\n");
   // The stray file does break the tree's tests: the logs check fails on it.
-  const auto check = mmaemu::support::run_process(
-      {"cmake", "-DLOG_DIR=" + (repo / "logs").string(), "-P",
-       (repo / "check_logs.cmake").string()});
+  const auto check = mmaemu::support::run_process({"cmake", "-DLOG_DIR=" + (repo / "logs").string(),
+                                                   "-P", (repo / "check_logs.cmake").string()});
   EXPECT_NE(check.exit_code, 0) << check.output;
   EXPECT_THAT(check.output, ::testing::HasSubstr("T1.json is not signed"));
 

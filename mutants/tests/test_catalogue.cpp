@@ -139,13 +139,13 @@ TEST(Catalogue, DeepNestingIsRefusedBeforeItIsBuilt) {
 // table's: the model's groups are held to 100%, the harness's to 95%, the control to 100%.
 TEST(Catalogue, HarnessGroupsAreAcceptedWithTheirLayer) {
   const std::vector<std::pair<std::string, Layer>> want = {
-      {"control", Layer::control},      {"instruction_model", Layer::modelling},
-      {"plan", Layer::modelling},       {"epilogue", Layer::modelling},
-      {"api", Layer::modelling},        {"fast_reference", Layer::modelling},
-      {"kernel", Layer::modelling},     {"replay", Layer::harness},
-      {"gates", Layer::harness},        {"manifest", Layer::harness},
-      {"recordings", Layer::harness},   {"profiles", Layer::harness},
-      {"signing", Layer::harness},      {"tiers", Layer::harness}};
+      {"control", Layer::control},    {"instruction_model", Layer::modelling},
+      {"plan", Layer::modelling},     {"epilogue", Layer::modelling},
+      {"api", Layer::modelling},      {"fast_reference", Layer::modelling},
+      {"kernel", Layer::modelling},   {"replay", Layer::harness},
+      {"gates", Layer::harness},      {"manifest", Layer::harness},
+      {"recordings", Layer::harness}, {"profiles", Layer::harness},
+      {"signing", Layer::harness},    {"tiers", Layer::harness}};
   ASSERT_EQ(catalogue_groups().size(), want.size());
   json list = json::array({mutant("control_sign_flip")});
   for (std::size_t i = 0; i < want.size(); ++i) {

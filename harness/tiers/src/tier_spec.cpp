@@ -314,8 +314,8 @@ void check_run(Reader& runr, const std::string& kind) {
       for (const auto& [group, regex] : first->items()) {
         const auto& groups = mutants::catalogue_groups();
         if (std::find(groups.begin(), groups.end(), group) == groups.end())
-          runr.fail_key("first_tests", "names '" + support::printable(group) +
-                                           "', which is not a mutant group");
+          runr.fail_key("first_tests",
+                        "names '" + support::printable(group) + "', which is not a mutant group");
         bool ok = regex.is_string() && !regex.get<std::string>().empty();
         if (ok) {
           try {
