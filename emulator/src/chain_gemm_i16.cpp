@@ -89,7 +89,11 @@ i16_tile_impl(Tile<PairA, PairB>& t) {
         const PairA& a = aq[r][q];
         const __m512i p = _mm512_mullo_epi16(mb, _mm512_set1_epi32(static_cast<int>(a.mag)));
         const __m512i e = _mm512_add_epi16(eb, _mm512_set1_epi32(static_cast<int>(a.exp)));
-        // A count above 15 shifts everything out (vpsrlvw).
+        // The truncation of a term; a count above 15 shifts everything out (vpsrlvw). Also
+        // written in block_fma.cpp (ScalarTerms::sum, Avx2Terms::sum), chain_gemm_lanes.cpp
+        // and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential tests that bind
+        // them: ChainGemmKernel (test_chain_gemm.cpp), KernelVariants and BlockFmaKernels
+        // (test_block_fma.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
         const __m512i tr = _mm512_srlv_epi16(p, _mm512_sub_epi16(X[r], e));
         const __m512i s = _mm512_xor_si512(sb, _mm512_set1_epi32(static_cast<int>(a.sgn)));
         S[r] = _mm512_add_epi32(S[r], _mm512_madd_epi16(tr, s));

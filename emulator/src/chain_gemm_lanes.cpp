@@ -77,7 +77,11 @@ template <class T, int NL, int MT>
         X[r][h] = E[r][h] + pl.bias;
       }
     }
-    // Every product truncated toward zero to a multiple of 2^(E - frac), summed exactly.
+    // Every product truncated toward zero to a multiple of 2^(E - frac), summed exactly. The
+    // truncation is also written in block_fma.cpp (ScalarTerms::sum, Avx2Terms::sum),
+    // chain_gemm_i16.cpp and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
+    // tests that bind them: ChainGemmKernel (test_chain_gemm.cpp), KernelVariants and
+    // BlockFmaKernels (test_block_fma.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
     for (int k = 0; k < kn; ++k) {
       for (int h = 0; h < H; ++h) {
         V x;
