@@ -49,6 +49,7 @@ constexpr double kMinMacsPerThread = 2e6;
 // The plan output by output through model::dot, rows [m_lo, m_hi).
 void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
                  std::uint32_t* const* outs, std::size_t ldo, std::size_t m_lo, std::size_t m_hi) {
+  std::vector<std::uint32_t> partials(plan.parts.size());
   for (std::size_t m = m_lo; m < m_hi; ++m) {
     for (std::size_t n = 0; n < op.N; ++n) {
       for (std::size_t s = 0; s < plan.parts.size(); ++s) {
@@ -59,13 +60,22 @@ void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
                                       std::span(op.b + n * op.ldb + c.first, L), 0u, p, op.fmt);
           acc = plan.promote ? plan.promote(acc, v) : v;
         }
-        outs[s][m * ldo + n] = acc;
+        if (plan.reduce)
+          partials[s] = acc;
+        else
+          outs[s][m * ldo + n] = acc;
+      }
+      if (plan.reduce) {
+        outs[0][m * ldo + n] =
+            plan.reduce(partials.data(), static_cast<int>(partials.size()), plan.scheme);
       }
     }
   }
 }
 
 void check_plan(const GemmOperands& op, const ChainPlan& plan) {
+  if (plan.reduce && plan.parts.empty())
+    throw ValueError("chain_gemm_plan: a reduction of no parts");
   for (std::size_t s = 0; s < plan.parts.size(); ++s) {
     const auto& chunks = plan.parts[s];
     if (!plan.promote && chunks.size() > 1) {
@@ -135,6 +145,8 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   pl.orig = &op;
   pl.preset = &p;
   pl.promote = plan.promote;
+  pl.reduce = plan.reduce;
+  pl.scheme = &plan.scheme;
   pl.nfma = p.nfma;
   double macs = 0;
   for (const auto& chunks : plan.parts) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -26,6 +27,7 @@
 namespace mmaemu::model::cg {
 
 using detail::ChainKernel;
+using ReduceFn = std::uint32_t (*)(const std::uint32_t*, int, const std::string&);
 
 constexpr int kLanes = 16;  // output columns per panel and per vector
 constexpr int kMaxRows = 8; // rows of a tile
@@ -74,7 +76,9 @@ struct Plan {
   std::vector<Segment> segs;
   std::vector<std::pair<std::size_t, std::size_t>> parts; // [first, end) of segs, per part
   std::uint32_t (*promote)(std::uint32_t, std::uint32_t); // null: fast accumulation
-  std::size_t lane_stride, pair_stride;                   // decoded entries of a row or panel
+  ReduceFn reduce;                      // null: every part is an output of its own
+  const std::string* scheme;            // the reduction's scheme
+  std::size_t lane_stride, pair_stride; // decoded entries of a row or panel
   int nfma;
   int frac, fo; // term and result fraction bits
   int G;        // products are pre-shifted left by G

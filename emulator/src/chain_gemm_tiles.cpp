@@ -11,6 +11,8 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include <xmmintrin.h>
 
@@ -33,35 +35,85 @@ std::uint32_t exact_chunk(const Plan& pl, const Segment& sg, std::size_t row, st
              *pl.preset, op.fmt);
 }
 
-// The shipped promotion (promote_fp32_add: an IEEE binary32 add, round to nearest even) is
-// the CPU's SSE add whenever the thread's SSE environment is the default one: round to
-// nearest, no flush-to-zero, no denormals-are-zero, every exception masked. Then a row of
-// chunk results is promoted with vector adds, and a NaN sum (only Inf + -Inf can make one)
-// becomes promote_fp32_add's canonical NaN. Any other promotion is called value by value.
-bool hardware_promotes(const Plan& pl) {
-  return pl.promote == &promote_fp32_add && (_mm_getcsr() & 0xFFC0u) == 0x1F80u;
+// The shipped promotion and reduction (promote_fp32_add, reduce_fp32_by_scheme: IEEE binary32
+// adds, round to nearest even) are the CPU's SSE adds whenever the thread's SSE environment is
+// the default one: round to nearest, no flush-to-zero, no denormals-are-zero, every exception
+// masked. Then a row of chunk results is promoted, and the parts of a row reduced, with vector
+// adds, and a NaN sum (a NaN operand, or Inf + -Inf) becomes their canonical NaN. Any other
+// promotion or reduction (a swapped decision) is called value by value.
+bool default_sse_environment() {
+  return (_mm_getcsr() & 0xFFC0u) == 0x1F80u;
+}
+
+// binary32 a + b as promote_fp32_add and reduce_fp32_by_scheme compute it, in the default SSE
+// environment.
+inline std::uint32_t sse_add(std::uint32_t a, std::uint32_t b) {
+  const auto sum = std::bit_cast<std::uint32_t>(std::bit_cast<float>(a) + std::bit_cast<float>(b));
+  return (sum & 0x7FFFFFFFu) > 0x7F800000u ? kF32CanonicalNaN : sum;
+}
+
+// What a worker needs besides the tile: whether the CPU's adds may be used, and room for the
+// parts of a tile when they are reduced inside the call.
+struct TileState {
+  bool hw_promote = false, hw_reduce = false;
+  std::vector<std::uint32_t> parts;    // [part][row][lane], when pl.reduce is set
+  std::vector<std::uint32_t> partials; // one output's parts, for a swapped reduction
+};
+
+TileState tile_state(const Plan& pl) {
+  TileState st;
+  const bool sse = default_sse_environment();
+  st.hw_promote = sse && pl.promote == &promote_fp32_add;
+  st.hw_reduce = sse && pl.reduce == &reduce_fp32_by_scheme;
+  if (pl.reduce) {
+    st.parts.resize(pl.parts.size() * kMaxRows * kLanes);
+    st.partials.resize(pl.parts.size());
+  }
+  return st;
 }
 
 void promote_row(const Plan& pl, bool hardware, std::uint32_t* acc, const std::uint32_t* chunk,
                  int cols) {
   if (hardware) {
-    for (int l = 0; l < kLanes; ++l) {
-      const auto sum = std::bit_cast<std::uint32_t>(std::bit_cast<float>(acc[l]) +
-                                                    std::bit_cast<float>(chunk[l]));
-      acc[l] = (sum & 0x7FFFFFFFu) > 0x7F800000u ? kF32CanonicalNaN : sum;
-    }
+    for (int l = 0; l < kLanes; ++l)
+      acc[l] = sse_add(acc[l], chunk[l]);
   } else {
     for (int l = 0; l < cols; ++l)
       acc[l] = pl.promote(acc[l], chunk[l]);
   }
 }
 
+// The S parts of a tile's outputs (parts[s] holds part s, rows x kLanes) reduced into parts[0]
+// by the CPU's adds, in reduce_fp32_by_scheme's order: pairwise as a binary tree over the
+// parts (each level adds neighbours, an odd last one moves up unchanged), every other scheme
+// serially in part order.
+void reduce_tile_hw(std::uint32_t* parts, std::size_t S, int rows, bool pairwise) {
+  constexpr std::size_t kPart = kMaxRows * kLanes;
+  const std::size_t n = static_cast<std::size_t>(rows) * kLanes;
+  if (!pairwise) {
+    for (std::size_t s = 1; s < S; ++s) {
+      for (std::size_t i = 0; i < n; ++i)
+        parts[i] = sse_add(parts[i], parts[s * kPart + i]);
+    }
+    return;
+  }
+  for (std::size_t level = S; level > 1; level = (level + 1) / 2) {
+    for (std::size_t j = 0; j < level / 2; ++j) {
+      for (std::size_t i = 0; i < n; ++i)
+        parts[j * kPart + i] = sse_add(parts[2 * j * kPart + i], parts[(2 * j + 1) * kPart + i]);
+    }
+    if (level % 2)
+      std::memcpy(parts + level / 2 * kPart, parts + (level - 1) * kPart, n * sizeof *parts);
+  }
+}
+
 // Every part of the outputs of one tile (rows row0 .. row0 + t.rows - 1 of the kernels' view
 // against the panel of columns col0 .. col0 + 15): chunk after chunk through the kernel, a
 // chunk that the kernel cannot represent (t.bad) or whose row or column holds a non-finite
-// code recomputed by model::dot, then promoted into the part's accumulator.
+// code recomputed by model::dot, then promoted into the part's accumulator; with pl.reduce,
+// the parts reduced into one output.
 template <class A, class B, class Kernel>
-void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0, std::size_t col0,
+void tile_outputs(const Plan& pl, Tile<A, B>& t, TileState& st, std::size_t row0, std::size_t col0,
                   const std::uint8_t* row_special, const std::uint8_t* col_special, Kernel kernel,
                   const Outputs& out) {
   const int cols = static_cast<int>(std::min<std::size_t>(kLanes, pl.op->N - col0));
@@ -72,8 +124,21 @@ void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0
   for (int r = 0; r < t.rows; ++r)
     special[r] = row_special[r] ? std::uint16_t{0xFFFF} : col_mask;
 
-  alignas(64) std::uint32_t acc[kMaxRows][kLanes];
-  for (std::size_t s = 0; s < pl.parts.size(); ++s) {
+  const auto write = [&](std::uint32_t* dst, const std::uint32_t(*acc)[kLanes]) {
+    for (int r = 0; r < t.rows; ++r) {
+      for (int l = 0; l < cols; ++l) {
+        dst[(row0 + static_cast<std::size_t>(r)) * out.ldr +
+            (col0 + static_cast<std::size_t>(l)) * out.ldc] = acc[r][l];
+      }
+    }
+  };
+  alignas(64) std::uint32_t local[kMaxRows][kLanes];
+  const std::size_t S = pl.parts.size();
+  for (std::size_t s = 0; s < S; ++s) {
+    auto* acc =
+        pl.reduce
+            ? reinterpret_cast<std::uint32_t(*)[kLanes]>(st.parts.data() + s * kMaxRows * kLanes)
+            : local;
     for (int r = 0; r < t.rows; ++r)
       std::fill_n(acc[r], kLanes, 0u);
     for (std::size_t g = pl.parts[s].first; g < pl.parts[s].second; ++g) {
@@ -87,19 +152,31 @@ void tile_outputs(const Plan& pl, Tile<A, B>& t, bool hardware, std::size_t row0
                                       col0 + static_cast<std::size_t>(l));
         }
         if (pl.promote)
-          promote_row(pl, hardware, acc[r], t.out[r], cols);
+          promote_row(pl, st.hw_promote, acc[r], t.out[r], cols);
         else
           std::memcpy(acc[r], t.out[r], sizeof acc[r]);
       }
     }
-    std::uint32_t* dst = out.part[s];
+    if (!pl.reduce)
+      write(out.part[s], acc);
+  }
+  if (!pl.reduce)
+    return;
+  std::uint32_t* parts = st.parts.data();
+  if (st.hw_reduce) {
+    reduce_tile_hw(parts, S, t.rows, *pl.scheme == "pairwise");
+  } else {
+    std::vector<std::uint32_t>& partials = st.partials;
     for (int r = 0; r < t.rows; ++r) {
       for (int l = 0; l < cols; ++l) {
-        dst[(row0 + static_cast<std::size_t>(r)) * out.ldr +
-            (col0 + static_cast<std::size_t>(l)) * out.ldc] = acc[r][l];
+        const std::size_t i = static_cast<std::size_t>(r) * kLanes + static_cast<std::size_t>(l);
+        for (std::size_t s = 0; s < S; ++s)
+          partials[s] = parts[s * kMaxRows * kLanes + i];
+        parts[i] = pl.reduce(partials.data(), static_cast<int>(S), *pl.scheme);
       }
     }
   }
+  write(out.part[0], reinterpret_cast<const std::uint32_t(*)[kLanes]>(parts));
 }
 
 // Decodes the operands and runs every tile; every output is computed by one tile whatever the
@@ -152,7 +229,7 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
     run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
       auto adec = std::make_unique_for_overwrite<A[]>(kStreamRows * stride);
       std::uint8_t row_special[kStreamRows];
-      const bool hardware = hardware_promotes(pl);
+      TileState st = tile_state(pl);
       Tile<A, B> t;
       t.plan = &pl;
       for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
@@ -167,8 +244,8 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
             t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
           for (std::size_t pn = 0; pn < npanels; ++pn) {
             t.panel = bdec.get() + pn * stride;
-            tile_outputs(pl, t, hardware, m0, pn * kLanes, row_special + (m0 - m_lo),
-                         col_special.data(), k.kernel, out);
+            tile_outputs(pl, t, st, m0, pn * kLanes, row_special + (m0 - m_lo), col_special.data(),
+                         k.kernel, out);
           }
         }
       }
@@ -211,7 +288,7 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
       const std::size_t items = ngroups * nchunks;
       std::atomic<std::size_t> next{0};
       run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
-        const bool hardware = hardware_promotes(pl);
+        TileState st = tile_state(pl);
         Tile<A, B> t;
         t.plan = &pl;
         for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
@@ -225,8 +302,8 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
               t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
             for (std::size_t pn = g_lo; pn < g_hi; ++pn) {
               t.panel = bdec.get() + (pn - p_lo) * stride;
-              tile_outputs(pl, t, hardware, m0, pn * kLanes, row_special.data() + m0,
-                           col_special.data(), k.kernel, out);
+              tile_outputs(pl, t, st, m0, pn * kLanes, row_special.data() + m0, col_special.data(),
+                           k.kernel, out);
             }
           }
         }

@@ -483,12 +483,42 @@ std::uint32_t promote_called(std::uint32_t acc, std::uint32_t chunk) {
   return mmaemu::model::promote_fp32_add(acc, chunk);
 }
 
+// The shipped reduction behind another function pointer, called value by value like
+// promote_called.
+std::uint32_t reduce_called(const std::uint32_t* partials, int S, const std::string& scheme) {
+  return mmaemu::model::reduce_fp32_by_scheme(partials, S, scheme);
+}
+
+using ReduceFn = std::uint32_t (*)(const std::uint32_t*, int, const std::string&);
+
+// The split reductions a plan is checked with: none (every part an output), the shipped one
+// (the CPU's adds) and the called one, serial and pairwise.
+struct Reduction {
+  ReduceFn fn;
+  const char* scheme;
+};
+const Reduction kReductions[] = {{nullptr, ""},
+                                 {&mmaemu::model::reduce_fp32_by_scheme, "contiguous"},
+                                 {&mmaemu::model::reduce_fp32_by_scheme, "pairwise"},
+                                 {&reduce_called, "serial"},
+                                 {&reduce_called, "pairwise"}};
+
+std::string describe(const Reduction& r) {
+  if (!r.fn)
+    return "";
+  return std::string(" reduce=") + r.scheme + (r.fn == &reduce_called ? " (called)" : "");
+}
+
 // S parts as the shipped split layout makes them; slow: chunks of `chunk` from each part's
-// start, promoted with `promote`; fast (promote == nullptr): one chunk per part.
+// start, promoted with `promote`; fast (promote == nullptr): one chunk per part; the parts
+// reduced by `red` when it has a function.
 mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& p, int S, int chunk,
-                                   std::uint32_t (*promote)(std::uint32_t, std::uint32_t)) {
+                                   std::uint32_t (*promote)(std::uint32_t, std::uint32_t),
+                                   const Reduction& red = kReductions[0]) {
   mmaemu::model::ChainPlan plan;
   plan.promote = promote;
+  plan.reduce = red.fn;
+  plan.scheme = red.scheme;
   for (const mmaemu::model::KRange& part : mmaemu::model::split_layout_contiguous16(pr.K, S, p)) {
     auto& chunks = plan.parts.emplace_back();
     if (part.first >= part.second)
@@ -503,7 +533,7 @@ mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& p, int S, in
 
 std::vector<std::uint32_t> run_plan(const Problem& pr, const mmaemu::model::ChainPlan& plan,
                                     const Preset& p, std::optional<unsigned> threads) {
-  const std::size_t S = plan.parts.size();
+  const std::size_t S = plan.reduce ? 1 : plan.parts.size();
   std::vector<std::uint32_t> out(S * pr.M * pr.ldo, kSentinel);
   std::vector<std::uint32_t*> outs(S);
   for (std::size_t s = 0; s < S; ++s)
@@ -517,8 +547,10 @@ std::vector<std::uint32_t> run_plan(const Problem& pr, const mmaemu::model::Chai
 }
 
 // Every plan: fast and slow (the CPU's add and the called promotion), S = 1, 2, 3 and 5, K
-// multiples of 16 and 128 and not, chunks of 128 and of 48; with 1 and 2 threads; both
-// orientations (few rows of a run transposed) and the streamed and slab arrangements.
+// multiples of 16 and 128 and not, chunks of 128 and of 48; split parts kept apart or reduced
+// (the CPU's adds, serial and as a pairwise tree of an odd and an even S, and the called
+// reduction); with 1 and 2 threads; both orientations (few rows of a run transposed) and the
+// streamed and slab arrangements.
 TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
   int runs = 0;
   std::uint32_t seed = 5000;
@@ -538,22 +570,26 @@ TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
       const NamedGen& gb = generators()[(seed / 5) % generators().size()];
       const Problem pr = make_problem(c.M, c.N, c.K, 0, c.K, fmt, ga.gen, gb.gen, seed++);
       for (PromoteFn promote : promotions) {
-        const mmaemu::model::ChainPlan plan = make_plan(pr, *p, c.S, c.chunk, promote);
-        const std::vector<std::uint32_t> want = run_plan(pr, plan, *p, std::nullopt);
-        for (unsigned threads : {1u, 2u}) {
-          const std::string what =
-              describe(pr, *p, ga.name) + " S=" + std::to_string(c.S) +
-              (promote ? " slow chunk=" + std::to_string(c.chunk) : std::string(" fast")) +
-              (promote == &promote_called ? " (called)" : "") +
-              " kernel=" + mmaemu::model::detail::chain_kernel_name(GetParam()) +
-              " threads=" + std::to_string(threads);
-          ASSERT_EQ(mismatches(want, run_plan(pr, plan, *p, threads), what), 0);
-          ++runs;
+        for (const Reduction& red : kReductions) {
+          if (red.fn && c.S == 1)
+            continue;
+          const mmaemu::model::ChainPlan plan = make_plan(pr, *p, c.S, c.chunk, promote, red);
+          const std::vector<std::uint32_t> want = run_plan(pr, plan, *p, std::nullopt);
+          for (unsigned threads : {1u, 2u}) {
+            const std::string what =
+                describe(pr, *p, ga.name) + " S=" + std::to_string(c.S) +
+                (promote ? " slow chunk=" + std::to_string(c.chunk) : std::string(" fast")) +
+                (promote == &promote_called ? " (called)" : "") + describe(red) +
+                " kernel=" + mmaemu::model::detail::chain_kernel_name(GetParam()) +
+                " threads=" + std::to_string(threads);
+            ASSERT_EQ(mismatches(want, run_plan(pr, plan, *p, threads), what), 0);
+            ++runs;
+          }
         }
       }
     }
   }
-  EXPECT_GT(runs, 300);
+  EXPECT_GT(runs, 1200);
 }
 
 // accumulate (the plan built from plan_decisions, the split reduction, the non-finite patch)
@@ -660,6 +696,33 @@ TEST_P(ChainGemmKernel, PlansWithNonFiniteCodes) {
   }
 }
 
+// Parts that are +Inf and -Inf reduce to the canonical NaN on both paths, serially and as a
+// tree, by the CPU's adds and called value by value; a NaN part stays NaN.
+TEST_P(ChainGemmKernel, ReducedPlansWithNonFiniteParts) {
+  const FormatPair fmt{Format::e5m2, Format::e5m2};
+  const NamedGen& g = generators()[0];
+  Problem pr = make_problem(6, 40, 300, 0, 300, fmt, g.gen, g.gen, 19);
+  // S = 2: parts [0, 160) and [160, 300). Output (2, 11): part 0 is +Inf, part 1 is -Inf.
+  pr.a[2 * pr.lda + 5] = 0x7C;
+  pr.b[11 * pr.ldb + 5] = 0x3C;
+  pr.a[2 * pr.lda + 200] = 0xFC;
+  pr.b[11 * pr.ldb + 200] = 0x3C;
+  pr.b[9 * pr.ldb + 20] = 0x7F; // NaN: every output of column 9
+  const Preset& p = shipped("hopper");
+  for (auto promote : {static_cast<std::uint32_t (*)(std::uint32_t, std::uint32_t)>(nullptr),
+                       &mmaemu::model::promote_fp32_add}) {
+    for (const Reduction& red : kReductions) {
+      if (!red.fn)
+        continue;
+      const auto plan = make_plan(pr, p, 2, 128, promote, red);
+      const std::vector<std::uint32_t> want = run_plan(pr, plan, p, std::nullopt);
+      ASSERT_EQ(mismatches(want, run_plan(pr, plan, p, 2u), "nonfinite parts" + describe(red)), 0);
+      EXPECT_EQ(want[2 * pr.ldo + 11], mmaemu::kF32CanonicalNaN) << describe(red);
+      EXPECT_EQ(want[4 * pr.ldo + 9], mmaemu::kF32CanonicalNaN) << describe(red);
+    }
+  }
+}
+
 // The CPU's add is used only in the default SSE environment: with rounding toward zero,
 // flush-to-zero and denormals-are-zero set, the promotion is called value by value and the
 // bits do not change (chunk sums of wide-spread values are inexact, so the CPU's add in
@@ -675,6 +738,16 @@ TEST(ChainGemmPlan, SseEnvironmentIsRespected) {
   const std::vector<std::uint32_t> got = run_plan(pr, plan, p, 1u);
   _mm_setcsr(saved);
   EXPECT_EQ(mismatches(want, got, "FTZ/DAZ"), 0);
+  // The same for the split reduction, serial and pairwise (S = 5 partials of wide-spread
+  // values: their sums are inexact).
+  for (const Reduction& red : {kReductions[1], kReductions[2]}) {
+    const auto split = make_plan(pr, p, 5, 128, nullptr, red);
+    const std::vector<std::uint32_t> want_split = run_plan(pr, split, p, std::nullopt);
+    _mm_setcsr(saved | 0xE040u);
+    const std::vector<std::uint32_t> got_split = run_plan(pr, split, p, 1u);
+    _mm_setcsr(saved);
+    EXPECT_EQ(mismatches(want_split, got_split, "FTZ/DAZ" + describe(red)), 0);
+  }
 }
 
 TEST(ChainGemmPlan, RejectsBadPlans) {
@@ -687,7 +760,9 @@ TEST(ChainGemmPlan, RejectsBadPlans) {
   mmaemu::model::ChainPlan outside;
   outside.parts.push_back({{0, 11}});
   outside.promote = &mmaemu::model::promote_fp32_add;
-  for (const auto* plan : {&two_chunks_fast, &outside}) {
+  mmaemu::model::ChainPlan reduce_nothing;
+  reduce_nothing.reduce = &mmaemu::model::reduce_fp32_by_scheme;
+  for (const auto* plan : {&two_chunks_fast, &outside, &reduce_nothing}) {
     EXPECT_THROW(mmaemu::model::chain_gemm_plan(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
                  mmaemu::ValueError);
     EXPECT_THROW(
