@@ -198,17 +198,24 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   pl.panel_tab = fp8_operand_table(view.fmt.b).data();
   // 32-bit lanes carry G in the row's significand; 64-bit lanes shift each product by G.
   const std::array<RowCode, 256> trow =
-      row_codes(fp8_operand_table(view.fmt.a).data(), ch.wide ? 0 : pl.G, pl.G);
+      row_codes(fp8_operand_table(view.fmt.a).data(), view.fmt.a, ch.wide ? 0 : pl.G, pl.G);
   pl.row_tab = trow.data();
 
-  if (ch.kernel == ChainKernel::avx512_i16) {
+  if (ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::f32_avx2) {
     std::size_t off = 0;
     for (Segment& sg : pl.segs) {
       sg.off = off;
       off += static_cast<std::size_t>(sg.nblocks * ppb);
     }
-    run_tiled<PairA, PairB>(pl, pl.pair_stride, kMaxRows, threads, out,
-                            {i16_avx512, decode_pair_row, decode_pair_panel});
+    if (ch.kernel == ChainKernel::avx512_i16) {
+      run_tiled<PairA, PairB>(pl, pl.pair_stride, kMaxRows, threads, out,
+                              {i16_avx512, decode_pair_row, decode_pair_panel});
+    } else {
+      const std::array<PanelCodeF, 256> tpanel = panel_codes_f32(pl.panel_tab, view.fmt.b);
+      pl.panel_ftab = tpanel.data();
+      run_tiled<PairFA, PairFB>(pl, pl.pair_stride, kF32Rows, threads, out,
+                                {f32_avx2, decode_f32_row, decode_f32_panel});
+    }
     return;
   }
 

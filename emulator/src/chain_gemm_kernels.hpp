@@ -23,6 +23,7 @@
 // The instruction sets of the kernels' target attributes.
 #define MMAEMU_AVX512_TARGET "avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
 #define MMAEMU_AVX2_TARGET "avx2"
+#define MMAEMU_F32_TARGET "avx2,fma"
 
 namespace mmaemu::model::cg {
 
@@ -38,6 +39,13 @@ constexpr int kMaxRows = 8; // rows of a tile
 constexpr int kZeroExpA = -1000;
 constexpr int kZeroExpB8 = -128;
 constexpr int kZeroExp16 = -1000;
+// The binary32 kernel's byte exponents: a zero code's is kZeroExpF, so that a pair with a
+// zero factor sums (saturating) to at most -85, below kNoTermExpF; real products are >= -28.
+constexpr int kZeroExpF = -100;
+constexpr int kNoTermExpF = -64;
+// MXCSR for the binary32 kernel: round toward zero, every exception masked, no flush-to-zero,
+// no denormals-are-zero.
+constexpr unsigned kMxcsrTowardZero = 0x7F80u;
 constexpr int kLowestFastExp = -100; // block results outside [2^-100, 2^128) go exact
 constexpr int kHighestFastExp = 127;
 
@@ -65,6 +73,17 @@ struct RowCode {
   LaneA lane;                  // lanes kernels (|significand| << shift)
   std::uint16_t mag, exp, sgn; // the AVX-512 kernel's 16-bit halves of a PairA
   std::uint8_t special;
+  float fmag;         // the binary32 kernel: |value| ...
+  std::uint32_t fsgn; // ... its sign bit (0 or 0x80000000) ...
+  std::int8_t fexp;   // ... and its alignment exponent (kZeroExpF for a zero)
+};
+
+// A code of the panels' format for the binary32 kernel.
+struct PanelCodeF {
+  float mag;  // |value|
+  float sgn;  // +1.0 or -1.0
+  int8_t exp; // alignment exponent, kZeroExpF for a zero
+  std::uint8_t special;
 };
 
 // The constants of one call.
@@ -87,8 +106,9 @@ struct Plan {
   int cshift;   // ... and its term is that >> (E - ec + cshift)
   int min_exp;
   bool rne;
-  const RowCode* row_tab;      // the rows' codes (row_codes)
-  const Fp8Operand* panel_tab; // the panels' operand table
+  const RowCode* row_tab;       // the rows' codes (row_codes)
+  const Fp8Operand* panel_tab;  // the panels' operand table
+  const PanelCodeF* panel_ftab; // the same for the binary32 kernel (panel_codes_f32)
 };
 
 // b[n][k] for the 16 columns n of a panel, one lane each: |significand| in bits 0-7, the
@@ -114,6 +134,19 @@ struct alignas(64) PairB {
   std::int16_t sgn[2 * kLanes]; // +1 or -1 (0x0001 / 0xFFFF)
 };
 
+// The binary32 kernel's operands, two consecutive k of a block per entry.
+struct PairFA {
+  float mag[2];         // |a[m][2q]|, |a[m][2q + 1]|
+  std::uint32_t sgn[2]; // their sign bits
+  std::uint16_t exp;    // their alignment exponents, int8 in the low and high byte
+};
+
+struct alignas(32) PairFB {
+  float mag[2][kLanes];        // |b| of k = 2q + p for the 16 columns
+  float sgn[2][kLanes];        // +1.0 or -1.0
+  std::int8_t exp[2 * kLanes]; // byte 2c + p: the exponent of column c at k = 2q + p
+};
+
 // One tile: `rows` rows of a against one panel of b.
 template <class A, class B> struct Tile {
   const Plan* plan;
@@ -128,6 +161,7 @@ template <class A, class B> struct Tile {
 using Tile32 = Tile<LaneA, LaneB<std::int32_t>>;
 using Tile64 = Tile<LaneA, LaneB<std::int64_t>>;
 using TileI16 = Tile<PairA, PairB>;
+using TileF32 = Tile<PairFA, PairFB>;
 
 // The kernels (chain_gemm_lanes.cpp, chain_gemm_i16.cpp): the chunk t.seg of every output of
 // the tile into t.out, with t.bad marking the lanes whose chain the kernel cannot represent.
@@ -139,6 +173,8 @@ void lanes64_avx2(Tile64& t);
 void lanes32_base(Tile32& t);
 void lanes64_base(Tile64& t);
 void i16_avx512(TileI16& t);
+void f32_avx2(TileF32& t);  // chain_gemm_f32.cpp
+constexpr int kF32Rows = 4; // rows of a binary32 tile (run as pairs of rows)
 
 // Kernel choice (chain_gemm_dispatch.cpp).
 struct Choice {
@@ -152,12 +188,15 @@ std::size_t forced_slab_bytes();
 // Decoding (chain_gemm_decode.cpp), chunk after chunk (codes: a row or column from k = 0). The
 // row decoders return true if some code of the row is not finite (its outputs go exact); the
 // panel decoders set col_special for each of the panel's columns.
-std::array<RowCode, 256> row_codes(const Fp8Operand* tab, int lane_shift, int G);
+std::array<RowCode, 256> row_codes(const Fp8Operand* tab, Format f, int lane_shift, int G);
 bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, LaneA* dst);
 template <class T>
 void decode_lane_panel(const Plan& pl, std::size_t n0, LaneB<T>* dst, std::uint8_t* col_special);
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst);
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special);
+std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f);
+bool decode_f32_row(const Plan& pl, const std::uint8_t* codes, PairFA* dst);
+void decode_f32_panel(const Plan& pl, std::size_t n0, PairFB* dst, std::uint8_t* col_special);
 
 // Where the parts of output (row, col) of the kernels' view go: part[s][row * ldr + col * ldc].
 struct Outputs {

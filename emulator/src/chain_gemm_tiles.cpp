@@ -320,5 +320,7 @@ template void run_tiled<LaneA, LaneB<std::int64_t>>(const Plan&, std::size_t, in
                                                     const TileKernel<LaneA, LaneB<std::int64_t>>&);
 template void run_tiled<PairA, PairB>(const Plan&, std::size_t, int, unsigned, const Outputs&,
                                       const TileKernel<PairA, PairB>&);
+template void run_tiled<PairFA, PairFB>(const Plan&, std::size_t, int, unsigned, const Outputs&,
+                                        const TileKernel<PairFA, PairFB>&);
 
 } // namespace mmaemu::model::cg

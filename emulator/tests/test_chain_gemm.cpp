@@ -45,7 +45,9 @@ const Preset& shipped(const char* name) {
 
 // Custom presets that reach what the shipped ones do not: an odd block size with rounding to
 // nearest and a min_exp above most product exponents; a negative s0 (frac below the operands'
-// fraction bits); 16-bit terms with rounding to nearest; 32-bit lanes with 64 terms; late_c.
+// fraction bits); 16-bit terms with rounding to nearest; 32-bit lanes with 64 terms; late_c;
+// and for the binary32 kernel (toward zero) an odd block size with a high min_exp and few
+// result bits, and a frac below the operands' fraction bits with frac_out above it.
 const std::vector<Preset>& custom_presets() {
   static const std::vector<Preset> v = {
       mmaemu::make_custom_preset("odd_rne", 7, 9, 5, BlockRounding::nearest_even, -20),
@@ -53,6 +55,8 @@ const std::vector<Preset>& custom_presets() {
       mmaemu::make_custom_preset("i16_rne", 32, 13, 10, BlockRounding::nearest_even, -133),
       mmaemu::make_custom_preset("wide32", 64, 20, 23, BlockRounding::toward_zero, -150),
       mmaemu::make_custom_preset("late", 16, 13, 13, BlockRounding::toward_zero, -132, true),
+      mmaemu::make_custom_preset("odd_rz", 7, 9, 5, BlockRounding::toward_zero, -20),
+      mmaemu::make_custom_preset("narrow_rz", 16, 4, 10, BlockRounding::toward_zero, 5),
   };
   return v;
 }
@@ -205,7 +209,8 @@ int mismatches(const std::vector<std::uint32_t>& want, const std::vector<std::ui
 // entry.
 const ChainKernel kKernels[] = {ChainKernel::automatic,    ChainKernel::avx512_i16,
                                 ChainKernel::lanes_avx512, ChainKernel::lanes_avx2,
-                                ChainKernel::lanes_base,   ChainKernel::exact};
+                                ChainKernel::lanes_base,   ChainKernel::f32_avx2,
+                                ChainKernel::exact};
 
 // The instruction set a kernel needs that this CPU lacks ("" if none), stated here from the
 // kernels' documentation (chain_gemm_internal.hpp) rather than asked from chain_gemm, so that
@@ -228,6 +233,10 @@ std::string lacking(ChainKernel k) {
     return "";
   case ChainKernel::lanes_avx2:
     return __builtin_cpu_supports("avx2") ? "" : "AVX2";
+  case ChainKernel::f32_avx2:
+    if (!__builtin_cpu_supports("avx2"))
+      return "AVX2";
+    return __builtin_cpu_supports("fma") ? "" : "FMA";
   default:
     return "";
   }
@@ -460,6 +469,20 @@ TEST(ChainGemm, KernelChoice) {
   EXPECT_NE(chain_kernel_for(shipped("ada"), kPairs[0]), ChainKernel::exact);
   EXPECT_EQ(chain_kernel_for(custom[4], kPairs[0]), ChainKernel::exact); // late_c
   const std::string lacks = lacking(ChainKernel::avx512_i16);
+  if (!lacks.empty() && lacking(ChainKernel::f32_avx2).empty()) {
+    // AVX2 and FMA without AVX-512: the binary32 kernel where its bounds hold (toward-zero
+    // rounding, sums below 2^24 units, frac <= 21), the 32- or 64-bit lanes otherwise.
+    for (const FormatPair& fmt : kPairs) {
+      EXPECT_EQ(chain_kernel_for(shipped("ada"), fmt), ChainKernel::f32_avx2);
+      EXPECT_EQ(chain_kernel_for(shipped("hopper"), fmt), ChainKernel::f32_avx2);
+      EXPECT_EQ(chain_kernel_for(shipped("b200_mma_sync"), fmt), ChainKernel::lanes_avx2);
+      EXPECT_EQ(chain_kernel_for(custom[0], fmt), ChainKernel::lanes_avx2); // odd_rne
+      EXPECT_EQ(chain_kernel_for(custom[3], fmt), ChainKernel::lanes_avx2); // wide32: 2^28
+      EXPECT_EQ(chain_kernel_for(custom[5], fmt), ChainKernel::f32_avx2);   // odd_rz
+      EXPECT_EQ(chain_kernel_for(custom[6], fmt), ChainKernel::f32_avx2);   // narrow_rz
+    }
+    GTEST_SKIP() << "CPU lacks " << lacks << ": the AVX-512 choices are not checked here";
+  }
   if (!lacks.empty())
     GTEST_SKIP() << "CPU lacks " << lacks << ": the AVX-512 choices are not checked here";
   for (const FormatPair& fmt : kPairs) {
