@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
-
-#include <immintrin.h>
 
 #include "chain_gemm_kernels.hpp"
+#include "dot_f32.hpp"
 
 namespace mmaemu::model::cg {
 
@@ -55,31 +53,21 @@ bool cpu_has_avx2() {
   return ok;
 }
 
-// Whether the SSE rounding mode set in MXCSR is honoured: (1 + 3 * 2^-25) rounds to 1 toward
-// zero and to 1 + 2^-23 to nearest. An emulator that ignores the mode (valgrind does) would
-// make the binary32 kernel wrong, so it is then not used.
-__attribute__((target(MMAEMU_F32_TARGET), noinline)) bool rounds_toward_zero() {
-  const unsigned saved = _mm_getcsr();
-  _mm_setcsr(kMxcsrTowardZero);
-  volatile float one = 1.0f, tiny = 0x3p-25f;
-  const float sum = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(one), _mm_set_ss(tiny)));
-  _mm_setcsr(saved);
-  return std::bit_cast<std::uint32_t>(sum) == 0x3F800000u;
-}
-
 bool cpu_has_avx2_fma() {
-  static const bool ok = cpu_has_avx2() && __builtin_cpu_supports("fma") && rounds_toward_zero();
+  static const bool ok =
+      cpu_has_avx2() && __builtin_cpu_supports("fma") && detail::cpu_rounds_toward_zero();
   return ok;
 }
 
 // The binary32 kernel represents a preset's blocks exactly when (chain_gemm_f32.cpp): the
 // block results round toward zero; every block sum stays below 2^24 units (bounds_of); a
 // term (below 2^(E + 2)) lies below C = 2^(E - frac + 23), i.e. frac <= 21; and C is a normal
-// binary32 value for every block exponent, E >= min_exp >= frac - 149.
+// binary32 value for every block exponent, E >= min_exp >= frac - 149; a block exponent
+// above 100 comes only from c (min_exp <= 100), whose term is then exact with C at E = 100.
 bool fits_f32(const Preset& p, const Bounds& b) {
   return !p.late_c && p.rounding == BlockRounding::toward_zero &&
          b.sum < (static_cast<unsigned __int128>(1) << 24) && p.frac <= 21 &&
-         p.min_exp >= p.frac - 149;
+         p.min_exp >= p.frac - 149 && p.min_exp <= 100;
 }
 
 bool cpu_can(ChainKernel k) {
