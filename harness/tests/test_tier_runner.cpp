@@ -158,14 +158,15 @@ TEST(TierRunner, CommandFiguresAreJudgedAgainstTheirTargets) {
 TEST(TierRunner, TheSweepIsRecordedInTheLog) {
   TierSpec t = tiertest::committed_tier("T6");
   ASSERT_EQ(t.run["argv"][3], "--sweep");
-  t.run["argv"] = {"{mmaemu}", "bench", "gemm",      "--sweep", "--N",    "32",
-                   "--K",      "32",    "--threads", "1",       "--json", "{out}/bench.json"};
+  t.run["argv"] = {"{mmaemu}", "bench",           "gemm", "--sweep",   "--N", "32",        "--K",
+                   "32",       "--split-M",       "8",    "--split-K", "64",  "--threads", "1",
+                   "--json",   "{out}/bench.json"};
   t.run["targets"] = {{"ratio_hopper_fast_M16", {{"target", 1e9}, {"better", "lower"}}}};
   const TierResult r = run_tier(t, options_for());
   EXPECT_EQ(r.verdict, Outcome::pass) << r.reason;
   ASSERT_TRUE(r.details.contains("result"));
-  EXPECT_EQ(r.details["result"]["rows"].size(), 16u);
-  EXPECT_GE(r.benchmarks.size(), 16u * 2);
+  EXPECT_EQ(r.details["result"]["rows"].size(), 39u);
+  EXPECT_GE(r.benchmarks.size(), 39u * 2);
 }
 
 TEST(TierRunner, CtestTiersNeedABuildTree) {
