@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "chain_gemm_kernels.hpp"
+#include "dot_f32.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/plan_decisions.hpp"
@@ -46,12 +47,13 @@ using namespace cg;
 
 constexpr double kMinMacsPerThread = 2e6;
 
-// The plan output by output through model::dot, rows [m_lo, m_hi).
-void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
-                 std::uint32_t* const* outs, std::size_t ldo, std::size_t m_lo, std::size_t m_hi) {
+// The plan output by output through model::dot, rows [m_lo, m_hi) x columns [n_lo, n_hi).
+void simple_block(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                  std::uint32_t* const* outs, std::size_t ldo, std::size_t m_lo, std::size_t m_hi,
+                  std::size_t n_lo, std::size_t n_hi) {
   std::vector<std::uint32_t> partials(plan.parts.size());
   for (std::size_t m = m_lo; m < m_hi; ++m) {
-    for (std::size_t n = 0; n < op.N; ++n) {
+    for (std::size_t n = n_lo; n < n_hi; ++n) {
       for (std::size_t s = 0; s < plan.parts.size(); ++s) {
         std::uint32_t acc = 0u;
         for (const KRange& c : plan.parts[s]) {
@@ -71,6 +73,30 @@ void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
       }
     }
   }
+}
+
+void simple_rows(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                 std::uint32_t* const* outs, std::size_t ldo, std::size_t m_lo, std::size_t m_hi) {
+  simple_block(op, plan, p, outs, ldo, m_lo, m_hi, 0, op.N);
+}
+
+// Every output through model::dot on `threads` threads, the work split along the longer of M
+// and N (a single row of a is split by columns).
+void simple_parallel(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
+                     std::uint32_t* const* outs, std::size_t ldo, unsigned threads) {
+  constexpr std::size_t kColumns = 64; // columns per work item when a has fewer rows
+  const bool by_rows = op.M >= op.N;
+  const std::size_t items = by_rows ? op.M : (op.N + kColumns - 1) / kColumns;
+  std::atomic<std::size_t> next{0};
+  run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
+      if (by_rows)
+        simple_block(op, plan, p, outs, ldo, i, i + 1, 0, op.N);
+      else
+        simple_block(op, plan, p, outs, ldo, 0, op.M, i * kColumns,
+                     std::min(op.N, (i + 1) * kColumns));
+    }
+  });
 }
 
 void check_plan(const GemmOperands& op, const ChainPlan& plan) {
@@ -178,12 +204,13 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   pl.rne = p.rounding == BlockRounding::nearest_even;
 
   const Choice ch = choose(p, op.fmt);
-  if (ch.kernel == ChainKernel::exact) {
-    std::atomic<std::size_t> next{0};
-    run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, op.M)), [&] {
-      for (std::size_t m; (m = next.fetch_add(1, std::memory_order_relaxed)) < op.M;)
-        simple_rows(op, plan, p, outs, ldo, m, m + 1);
-    });
+  // A single row or column of outputs (a decoding step): a kernel's 16 lanes would hold one
+  // column, while model::dot's binary32 chain runs at full width along K. Under automatic
+  // dispatch only, so that a forced kernel is what its tests run.
+  const bool one_line =
+      std::min(op.M, op.N) == 1 && !ch.forced && detail::chain_f32_applies(p, op.fmt);
+  if (ch.kernel == ChainKernel::exact || one_line) {
+    simple_parallel(op, plan, p, outs, ldo, threads);
     return;
   }
 

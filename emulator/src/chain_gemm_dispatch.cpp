@@ -89,11 +89,12 @@ bool cpu_can(ChainKernel k) {
 Choice choose(const Preset& p, FormatPair fmt) {
   const auto forced = static_cast<ChainKernel>(g_forced.load(std::memory_order_relaxed));
   if (p.late_c || forced == ChainKernel::exact)
-    return {ChainKernel::exact, false};
+    return {ChainKernel::exact, false, forced != ChainKernel::automatic};
   const Bounds b = bounds_of(p, fmt);
   const auto two = [](int e) { return static_cast<unsigned __int128>(1) << e; };
   if (b.sum >= two(62))
-    return {ChainKernel::exact, false}; // not with frac <= kMaxFrac
+    return {ChainKernel::exact, false,
+            forced != ChainKernel::automatic}; // not with frac <= kMaxFrac
   const bool fits32 = b.sum < two(31);
   const bool fits16 = fits32 && b.product < two(15); // vpmaddwd multiplies signed 16-bit
   ChainKernel k = forced;
@@ -107,7 +108,7 @@ Choice choose(const Preset& p, FormatPair fmt) {
     k = ChainKernel::lanes_avx512;
   if (k == ChainKernel::f32_avx2 && !fits_f32(p, b))
     k = ChainKernel::lanes_avx2;
-  return {k, !fits32};
+  return {k, !fits32, forced != ChainKernel::automatic};
 }
 
 std::size_t forced_slab_bytes() {

@@ -179,7 +179,8 @@ constexpr int kF32Rows = 4; // rows of a binary32 tile (run as pairs of rows)
 // Kernel choice (chain_gemm_dispatch.cpp).
 struct Choice {
   ChainKernel kernel;
-  bool wide; // lanes kernels: 64-bit lanes
+  bool wide;   // lanes kernels: 64-bit lanes
+  bool forced; // a test forced the kernel (detail::force_chain_kernel)
 };
 Choice choose(const Preset& p, FormatPair fmt);
 // The slab size forced by a test (detail::force_chain_slab_bytes), 0 for the default.

@@ -675,6 +675,35 @@ TEST_P(ChainGemmKernel, AccumulateAgreesWithTheExactKernelOnEveryPlan) {
   EXPECT_EQ(runs, 144);
 }
 
+// Under automatic dispatch, a single row or column of outputs goes through model::dot (its
+// binary32 chain where that applies), split along the other dimension over the threads: every
+// plan, fast, slow and split with a reduction, is the simple path's.
+TEST(ChainGemmPlan, OneRowOrColumnAgreesWithTheSimplePath) {
+  const ForcedKernel automatic(ChainKernel::automatic);
+  std::uint32_t seed = 7000;
+  for (const Preset* p : all_presets()) {
+    for (const auto& [M, N] :
+         {std::pair<std::size_t, std::size_t>{1, 300}, {300, 1}, {1, 1}, {1, 70}}) {
+      const NamedGen& g = generators()[seed % generators().size()];
+      const Problem pr = make_problem(M, N, 260, 0, 260, kPairs[seed % 3], g.gen, g.gen, seed);
+      ++seed;
+      for (auto promote : {static_cast<std::uint32_t (*)(std::uint32_t, std::uint32_t)>(nullptr),
+                           &mmaemu::model::promote_fp32_add}) {
+        for (const Reduction& red : {kReductions[0], kReductions[2], kReductions[3]}) {
+          const auto plan = make_plan(pr, *p, red.fn ? 3 : 1, 128, promote, red);
+          for (unsigned threads : {1u, 2u}) {
+            ASSERT_EQ(mismatches(
+                          run_plan(pr, plan, *p, std::nullopt), run_plan(pr, plan, *p, threads),
+                          describe(pr, *p, g.name) + describe(red) + (promote ? " slow" : " fast") +
+                              " threads=" + std::to_string(threads)),
+                      0);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Tiny slabs with a plan, in both orientations.
 TEST_P(ChainGemmKernel, PlansInSlabs) {
   struct SmallSlabs {
