@@ -81,13 +81,27 @@ constexpr std::array<SplitScheme, 3> kSplitSchemes = {
 // model::dot on one core: rows of K codes (the Google Benchmark mmaemu_bench_dot's shape).
 constexpr std::size_t kDotK = 4096, kDotRows = 64;
 
-template <class F> double best_seconds(int repeat, F f) {
-  double best = 1e300;
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The best of `repeat` runs of f: wall-clock seconds, and the process's CPU seconds (all its
+// threads), which a loaded machine disturbs much less.
+struct Timing {
+  double wall = 1e300, cpu = 1e300;
+};
+
+template <class F> Timing best_seconds(int repeat, F f) {
+  Timing best;
   for (int r = 0; r < repeat; ++r) {
+    const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.wall = std::min(
+        best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.cpu = std::min(best.cpu, process_cpu_seconds() - c0);
   }
   return best;
 }
@@ -125,9 +139,10 @@ struct Row {
   int S = 1;
   std::string scheme = "none";
   std::int64_t M = 0, N = 0, K = 0;
-  double ref_s = 0, blas_s = 0;
-  std::optional<double> peak_mb; // the call's peak: its operands plus what it allocated
-  double limit_mb = 0;           // 3 x (operands + output)
+  double ref_s = 0, blas_s = 0;         // wall-clock
+  double ref_cpu_s = 0, blas_cpu_s = 0; // CPU time of the process
+  std::optional<double> peak_mb;        // the call's peak: its operands plus what it allocated
+  double limit_mb = 0;                  // 3 x (operands + output)
 };
 
 double gmacs(const Row& r, double s) {
@@ -185,10 +200,12 @@ Row run_row(const Tensor& a, const Tensor& b, const std::string& profile, bool f
   const bool peak_ok = before && reset_peak();
   {
     Tensor acc;
-    row.ref_s = best_seconds(repeat, [&] {
+    const Timing t = best_seconds(repeat, [&] {
       acc = Tensor();
       acc = accumulate(a, b, fast, opt);
     });
+    row.ref_s = t.wall;
+    row.ref_cpu_s = t.cpu;
   }
   const std::optional<double> hwm = status_kib("VmHWM:");
   if (peak_ok && hwm)
@@ -197,12 +214,14 @@ Row run_row(const Tensor& a, const Tensor& b, const std::string& profile, bool f
   const std::vector<float> fa = decoded(a), fb = decoded(b);
   std::vector<float> fc(static_cast<std::size_t>(row.M * row.N));
   openblas_set_num_threads(static_cast<int>(threads));
-  row.blas_s = best_seconds(std::max(repeat, 3), [&] {
+  const Timing tb = best_seconds(std::max(repeat, 3), [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(row.M),
                 static_cast<int>(row.N), static_cast<int>(row.K), 1.0f, fa.data(),
                 static_cast<int>(row.K), fb.data(), static_cast<int>(row.K), 0.0f, fc.data(),
                 static_cast<int>(row.N));
   });
+  row.blas_s = tb.wall;
+  row.blas_cpu_s = tb.cpu;
   return row;
 }
 
@@ -220,6 +239,9 @@ nlohmann::json row_json(const Row& r, unsigned threads) {
                       {"sgemm_seconds", r.blas_s},
                       {"sgemm_gmacs", gmacs(r, r.blas_s)},
                       {"ratio", r.ref_s / r.blas_s},
+                      {"reference_cpu_seconds", r.ref_cpu_s},
+                      {"sgemm_cpu_seconds", r.blas_cpu_s},
+                      {"cpu_ratio", r.ref_cpu_s / r.blas_cpu_s},
                       {"peak_memory_limit_mb", r.limit_mb}};
   j["peak_memory_mb"] = r.peak_mb ? nlohmann::json(*r.peak_mb) : nlohmann::json(nullptr);
   return j;
@@ -258,6 +280,8 @@ void print_call(const Row& r, unsigned threads) {
   std::printf("sgemm      %9.3f s  %8.3f GMAC/s  (OpenBLAS cblas_sgemm, fp32)\n", r.blas_s,
               gmacs(r, r.blas_s));
   std::printf("peak       %s\n", peak_text(r).c_str());
+  std::printf("cpu ratio  %.2f  (CPU seconds of the process, reference / SGEMM)\n",
+              r.ref_cpu_s / r.blas_cpu_s);
   std::printf("ratio: %.2f\n", r.ref_s / r.blas_s);
 }
 
@@ -294,10 +318,10 @@ void print_sweep_row(const Row& r) {
   char split[32] = "1";
   if (r.S > 1)
     std::snprintf(split, sizeof split, "%d,%s", r.S, r.scheme.c_str());
-  std::printf("%-8s %-5s %6lld %6lld %-13s %11.4f %9.3f %12.3f %7.2f %9s %9.0f\n",
+  std::printf("%-8s %-5s %6lld %6lld %-13s %11.4f %9.3f %12.3f %7.2f %9.2f %9s %9.0f\n",
               r.profile.c_str(), r.fast ? "fast" : "slow", static_cast<long long>(r.M),
               static_cast<long long>(r.K), split, r.ref_s, gmacs(r, r.ref_s), gmacs(r, r.blas_s),
-              r.ref_s / r.blas_s, peak, r.limit_mb);
+              r.ref_s / r.blas_s, r.ref_cpu_s / r.blas_cpu_s, peak, r.limit_mb);
   std::fflush(stdout);
 }
 
@@ -307,6 +331,9 @@ void add_row_benchmarks(nlohmann::json& benchmarks, const std::string& key, cons
       {{"name", "ratio_" + key}, {"value", r.ref_s / r.blas_s}, {"unit", "x SGEMM time"}});
   benchmarks.push_back(
       {{"name", "gmacs_" + key}, {"value", gmacs(r, r.ref_s)}, {"unit", "GMAC/s"}});
+  benchmarks.push_back({{"name", "cpu_ratio_" + key},
+                        {"value", r.ref_cpu_s / r.blas_cpu_s},
+                        {"unit", "x SGEMM CPU time"}});
   if (r.peak_mb) {
     benchmarks.push_back({{"name", "peak_memory_" + key},
                           {"value", *r.peak_mb / (r.limit_mb / 3)},
@@ -350,8 +377,9 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
               static_cast<long long>(args.N), static_cast<long long>(args.K),
               static_cast<long long>(args.split_M), static_cast<long long>(args.split_K), threads,
               args.repeat);
-  std::printf("%-8s %-5s %6s %6s %-13s %11s %9s %12s %7s %9s %9s\n", "profile", "accum", "M", "K",
-              "split", "reference s", "GMAC/s", "sgemm GMAC/s", "ratio", "peak MB", "limit MB");
+  std::printf("%-8s %-5s %6s %6s %-13s %11s %9s %12s %7s %9s %9s %9s\n", "profile", "accum", "M",
+              "K", "split", "reference s", "GMAC/s", "sgemm GMAC/s", "ratio", "cpu ratio",
+              "peak MB", "limit MB");
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array(), benchmarks = nlohmann::json::array();
   std::mt19937_64 rng(args.seed);
