@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu bench gemm --M --N --K [--fast|--slow] [--threads T] [--profile P] [--repeat R]
-// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--json F]
+//                  [--json PATH]
+// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--json PATH]
 // The exact CPU reference GEMM (accumulate, split 1) against OpenBLAS cblas_sgemm on the
-// decoded operands, timed in the same run on the same cores; prints GMAC/s of both,
-// `ratio: <reference seconds / SGEMM seconds>` and the call's peak memory. --sweep runs the
-// table of the performance tier: M in {1, 16, 128, 2048}, fast and slow, profiles hopper and
-// ada.
+// decoded operands, timed in the same run on the same cores; prints each figure with what it
+// compares: the seconds and GMAC/s of both, the time ratio reference / SGEMM and the call's
+// peak memory against its limit. Slow accumulation by default, as torch (use_fast_accum=False)
+// and as `gemm` and `explain`. --sweep runs the table of the performance tier: M in
+// {1, 16, 128, 2048}, fast and slow, profiles hopper and ada.
 
 #ifdef MMAEMU_WITH_OPENBLAS
 #include <cblas.h>
@@ -33,9 +35,11 @@
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 #ifdef MMAEMU_WITH_OPENBLAS
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
@@ -53,7 +57,7 @@ struct BenchArgs {
   std::string profile = "hopper";
   int repeat = 1;
   std::uint64_t seed = 40;
-  std::string json;
+  JsonOption json;
 };
 
 // The sweep's rows (the performance tier's table).
@@ -198,18 +202,30 @@ nlohmann::json row_json(const Row& r, unsigned threads) {
   return j;
 }
 
-std::string peak_text(const Row& r) {
-  if (!r.peak_mb)
-    return "unknown (/proc/self/clear_refs not writable)";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.0f MB (limit %.0f MB: 3 x operands and output)", *r.peak_mb,
-                r.limit_mb);
+// A size in MB given as the most readable unit: "1.23 GB", "45.6 MB", "789 kB".
+std::string size_text(double mb) {
+  char buf[32];
+  if (mb >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2f GB", mb / 1000);
+  else if (mb >= 10)
+    std::snprintf(buf, sizeof buf, "%.1f MB", mb);
+  else if (mb >= 1)
+    std::snprintf(buf, sizeof buf, "%.2f MB", mb);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f kB", mb * 1000);
   return buf;
 }
 
-int write_json(const std::string& path, const nlohmann::json& j) {
+std::string peak_text(const Row& r) {
+  if (!r.peak_mb)
+    return "unknown (/proc/self/clear_refs not writable)";
+  return size_text(*r.peak_mb) + "  the call's peak (operands + what it allocated); limit " +
+         size_text(r.limit_mb) + " = 3 x (operands + output)";
+}
+
+int write_json(const JsonOption& json, const nlohmann::json& j) {
   try {
-    support::write_file_atomic(path, j.dump(2) + "\n");
+    json.write(j);
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -218,7 +234,7 @@ int write_json(const std::string& path, const nlohmann::json& j) {
 }
 
 int bench_gemm(const BenchArgs& args, unsigned threads) {
-  const bool fast = !args.slow;
+  const bool fast = args.fast;
   std::mt19937_64 rng(args.seed);
   const Tensor a = make_operand(args.M, args.K, rng);
   const Tensor b = make_operand(args.N, args.K, rng);
@@ -226,22 +242,27 @@ int bench_gemm(const BenchArgs& args, unsigned threads) {
   try {
     r = run_row(a, b, args.profile, fast, threads, args.repeat);
   } catch (const MmaemuError& e) {
-    error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
+    error_line(std::string(e.class_name()) + ": " + e.what()); // the call raises
+    return kFailed;
   }
   const double macs = static_cast<double>(args.M) * args.N * args.K;
+  std::printf("shape      M=%lld N=%lld K=%lld (%.3g GMAC), profile %s, %u thread%s, best of %d\n",
+              static_cast<long long>(args.M), static_cast<long long>(args.N),
+              static_cast<long long>(args.K), macs / 1e9, support::printable(args.profile).c_str(),
+              threads, threads == 1 ? "" : "s", args.repeat);
+  std::printf("accum      %s\n", fast ? "fast (use_fast_accum=True, --fast)"
+                                      : "slow (use_fast_accum=False: torch's default; --fast "
+                                        "for the other)");
   std::printf(
-      "shape      M=%lld N=%lld K=%lld (%.2f GMAC), %s accumulation, profile %s, %u threads\n",
-      static_cast<long long>(args.M), static_cast<long long>(args.N),
-      static_cast<long long>(args.K), macs / 1e9, fast ? "fast" : "slow",
-      support::printable(args.profile).c_str(), threads);
-  std::printf("reference  %9.3f s  %8.3f GMAC/s  (exact, mmaemu accumulate)\n", r.ref_s,
-              gmacs(r, r.ref_s));
-  std::printf("sgemm      %9.3f s  %8.3f GMAC/s  (OpenBLAS cblas_sgemm, fp32)\n", r.blas_s,
-              gmacs(r, r.blas_s));
+      "reference  %9.4f s  %9.3f GMAC/s  the exact emulation (mmaemu accumulate, split 1)\n",
+      r.ref_s, gmacs(r, r.ref_s));
+  std::printf("sgemm      %9.4f s  %9.3f GMAC/s  the baseline: OpenBLAS cblas_sgemm on the decoded "
+              "values (fp32, not exact)\n",
+              r.blas_s, gmacs(r, r.blas_s));
+  std::printf("ratio      %9.2f x  reference time / sgemm time (lower is faster)\n",
+              r.ref_s / r.blas_s);
   std::printf("peak       %s\n", peak_text(r).c_str());
-  std::printf("ratio: %.2f\n", r.ref_s / r.blas_s);
-  return args.json.empty() ? kOk : write_json(args.json, row_json(r, threads));
+  return write_json(args.json, row_json(r, threads));
 }
 
 // The sweep: one operand pair per M (shared by the four rows of that M), rows printed as
@@ -250,6 +271,9 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
   std::printf("bench gemm --sweep: N=%lld K=%lld, %u threads; SGEMM (OpenBLAS) timed in the "
               "same run; best of %d\n",
               static_cast<long long>(args.N), static_cast<long long>(args.K), threads, args.repeat);
+  std::printf("columns: reference s and GMAC/s of the exact emulation; sgemm GMAC/s of OpenBLAS on "
+              "the decoded values; ratio = reference time / sgemm time (lower is faster); peak = "
+              "the call's peak memory, limit = 3 x (operands + output), both in MB\n");
   std::printf("%-8s %-5s %6s %11s %9s %12s %7s %9s %9s\n", "profile", "accum", "M", "reference s",
               "GMAC/s", "sgemm GMAC/s", "ratio", "peak MB", "limit MB");
   std::fflush(stdout);
@@ -266,12 +290,12 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
           r = run_row(a, b, profile, fast, threads, args.repeat);
         } catch (const MmaemuError& e) {
           error_line(std::string(e.class_name()) + ": " + e.what());
-          return kUsage;
+          return kFailed;
         }
         char peak[32] = "?";
         if (r.peak_mb)
-          std::snprintf(peak, sizeof peak, "%.0f", *r.peak_mb);
-        std::printf("%-8s %-5s %6lld %11.4f %9.3f %12.3f %7.2f %9s %9.0f\n", profile,
+          std::snprintf(peak, sizeof peak, "%.1f", *r.peak_mb);
+        std::printf("%-8s %-5s %6lld %11.4f %9.3f %12.3f %7.2f %9s %9.1f\n", profile,
                     fast ? "fast" : "slow", static_cast<long long>(M), r.ref_s, gmacs(r, r.ref_s),
                     gmacs(r, r.blas_s), r.ref_s / r.blas_s, peak, r.limit_mb);
         std::fflush(stdout);
@@ -298,8 +322,6 @@ int bench_sweep(const BenchArgs& args, unsigned threads) {
       }
     }
   }
-  if (args.json.empty())
-    return kOk;
   return write_json(args.json, {{"N", args.N},
                                 {"K", args.K},
                                 {"threads", threads},
@@ -329,10 +351,14 @@ int run_bench_gemm(const BenchArgs& args) {
   try {
     // Before the operands are allocated.
     check_gemm_size(args.sweep ? kSweepM.back() : args.M, args.N, args.K);
-    if (!args.json.empty())
-      support::check_output_path(args.json); // before the run
+    if (!args.sweep)
+      get_profile(args.profile); // an unknown name is a usage error, before the operands
+    args.json.check();           // before the run
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const std::exception& e) {
-    error_line(std::string("bench gemm: ") + e.what());
+    error_line(std::string("bench gemm: ") + (args.sweep ? "" : "--profile: ") + e.what());
     return kUsage;
   }
 #ifndef MMAEMU_WITH_OPENBLAS
@@ -363,8 +389,9 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_option("--M", args->M, "rows")->capture_default_str();
   g->add_option("--N", args->N, "columns")->capture_default_str();
   g->add_option("--K", args->K, "inner dimension")->capture_default_str();
-  g->add_flag("--fast", args->fast, "fast accumulation (the default)");
-  g->add_flag("--slow", args->slow, "slow accumulation (128-element chunks)");
+  g->add_flag("--fast", args->fast, "fast accumulation (use_fast_accum=True)");
+  g->add_flag("--slow", args->slow,
+              "slow accumulation, 128-element chunks (the default, as torch, gemm and explain)");
   g->add_option("--threads", args->threads, "threads for both (0: all cores)")
       ->capture_default_str();
   g->add_option("--profile", args->profile, "profile")->capture_default_str();
@@ -372,7 +399,7 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_flag("--sweep", args->sweep,
               "the performance table: M in {1, 16, 128, 2048} (with --N and --K), fast and "
               "slow, profiles hopper and ada");
-  g->add_option("--json", args->json, "write the figures as JSON");
+  args->json.add(*g, "write the figures");
   g->callback([args, &exit_code] { exit_code = run_bench_gemm(*args); });
   add_bench_kernels(*bench, exit_code);
 }
