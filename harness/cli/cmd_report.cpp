@@ -377,10 +377,9 @@ int run_publish(const ReportArgs& a) {
       const json log = reports::parse_json_text(r.bytes, p);
       r.date = publish_date(log, p);
       r.stem = publish_stem(p);
-      if (const auto g = log.find("git"); g != log.end() && g->is_object()) {
-        r.commit = g->value("commit", "unknown");
-        r.dirty = g->value("dirty", false);
-      }
+      const reports::LogRevision rev = reports::log_revision(log);
+      r.commit = rev.commit;
+      r.dirty = rev.dirty;
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;

@@ -21,6 +21,7 @@
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/ed25519.hpp"
+#include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/reports/trusted_keys.hpp"
 #include "mmaemu/support/atomic_write.hpp"
@@ -342,10 +343,9 @@ int run_tier_args(const TierArgs& a) {
       const auto pub = reports::publish_log(log, log_dir, stem, key.get());
       summary["log"] = pub.log.string();
       summary["published"] = a.publish;
-      if (log.contains("git") && log["git"].is_object()) {
-        summary["commit"] = log["git"].value("commit", "unknown");
-        summary["dirty"] = log["git"].value("dirty", false);
-      }
+      const reports::LogRevision rev = reports::log_revision(log);
+      summary["commit"] = rev.commit;
+      summary["dirty"] = rev.dirty;
       summary["signed"] = !pub.signature.empty();
       if (!pub.signature.empty()) {
         summary["signature"] = pub.signature.string();

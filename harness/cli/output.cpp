@@ -61,8 +61,8 @@ void check_output_option(const std::string& option, const fs::path& path,
   const fs::path parent = fs::absolute(path).parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec)) {
-    throw support::FileError(option + ": folder '" + support::printable(parent.string(), 256) +
-                             "' does not exist");
+    throw support::FileError(option + ": '" + support::printable(path.string(), 256) +
+                             "': its folder does not exist");
   }
   try {
     support::check_output_path(path, inputs);

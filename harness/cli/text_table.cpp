@@ -76,6 +76,33 @@ std::string text_table(const std::vector<TextColumn>& columns,
     }
     used += w[c] + kGap;
   }
+  // Too wide: narrow the widest columns, one character at a time, down to their longest word
+  // (at most 16) or title, so that words stay whole where they can.
+  std::vector<std::size_t> least(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    std::size_t word = 0;
+    for (const auto& r : rows) {
+      if (c >= r.size())
+        continue;
+      std::size_t run = 0;
+      for (const char ch : r[c]) {
+        run = ch == ' ' ? 0 : run + 1;
+        word = std::max(word, run);
+      }
+    }
+    least[c] = std::max(columns[c].title.size(), std::min<std::size_t>(word, 16));
+  }
+  while (used - kGap > width) {
+    std::size_t pick = columns.size();
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (w[c] > least[c] && (pick == columns.size() || w[c] > w[pick]))
+        pick = c;
+    }
+    if (pick == columns.size())
+      break; // as narrow as it goes
+    --w[pick];
+    --used;
+  }
   std::string out;
   auto emit = [&](const std::vector<std::string>& cells) {
     std::vector<std::vector<std::string>> wrapped(columns.size());

@@ -218,8 +218,9 @@ void expect_usage_error(const std::vector<std::string>& args, const CliResult& r
   EXPECT_EQ(r.status, 2) << said(args, r);
   EXPECT_EQ(r.out, "") << said(args, r);
   EXPECT_EQ(lines_of(r.err).size(), 1u) << said(args, r);
-  if (!names.empty())
+  if (!names.empty()) {
     EXPECT_THAT(r.err, HasSubstr(names)) << said(args, r);
+  }
 }
 
 TEST_F(CliConventions, TheTableHasARowForEverySubcommandTheHelpLists) {
@@ -273,7 +274,7 @@ TEST_F(CliConventions, JsonDashPutsOnlyTheJsonOnStdoutAndTheTextOnStderr) {
     const auto fargs = argv(row, {"--json", (where / "out.json").string()}, where);
     const auto f = run(fargs);
     EXPECT_TRUE(row.statuses.count(f.status)) << said(fargs, f);
-    EXPECT_NO_THROW((void)nlohmann::json::parse(mmaemu::testing::slurp(where / "out.json")))
+    EXPECT_TRUE(nlohmann::json::accept(mmaemu::testing::slurp(where / "out.json")))
         << said(fargs, f);
   }
 }

@@ -108,7 +108,7 @@ TEST(HostileCli, OutputsThatAreInputsOrSpecialFilesAreRefusedAndLeftAlone) {
   // --json - prints the JSON (only) on stdout; with a file it writes the file.
   const auto to_stdout = run_mmaemu({"recordings", "show", rec.string(), "--json", "-"});
   EXPECT_EQ(to_stdout.status, 0);
-  EXPECT_NO_THROW((void)nlohmann::json::parse(to_stdout.out)) << to_stdout.out;
+  EXPECT_TRUE(nlohmann::json::accept(to_stdout.out)) << to_stdout.out;
   EXPECT_EQ(
       run_mmaemu({"recordings", "show", rec.string(), "--json", (dir / "s.json").string()}).status,
       0);
