@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu bench gemm --M --N --K [--fast|--slow] [--splitk S,scheme] [--threads T] [--profile P]
-//                   [--repeat R] [--json F]
-// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--json F]
+//                   [--repeat R] [--json PATH]
+// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--shard k/N] [--json PATH]
 // The exact CPU reference GEMM (accumulate) against OpenBLAS cblas_sgemm on the decoded
-// operands, timed in the same run on the same cores; prints GMAC/s of both,
-// `ratio: <reference seconds / SGEMM seconds>` and the call's peak memory. With --splitk the
+// operands, timed in the same run on the same cores; prints each figure with what it
+// compares: the seconds and GMAC/s of both, the time ratio reference / SGEMM and the call's
+// peak memory against its limit. Slow accumulation by default, as torch (use_fast_accum=False)
+// and as `gemm` and `explain`. With --splitk the
 // split call and the unsplit call of the same shape run in the same process, and
 // `split_over_unsplit` compares them. --sweep runs the table of the performance tier: M in
 // kSweepM, fast and slow, profiles hopper and ada; split calls (M 256, K 8192, S 2, 4, 8, the
@@ -44,6 +46,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 #ifdef MMAEMU_WITH_OPENBLAS
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
@@ -61,7 +64,7 @@ struct BenchArgs {
   std::string profile = "hopper";
   int repeat = 1;
   std::uint64_t seed = 40;
-  std::string json;
+  JsonOption json;
   std::string splitk = "1";
   std::int64_t split_M = 256, split_K = 8192; // the sweep's split calls
   std::string shard;                          // --sweep --shard k/N
@@ -249,18 +252,30 @@ nlohmann::json row_json(const Row& r, unsigned threads) {
   return j;
 }
 
-std::string peak_text(const Row& r) {
-  if (!r.peak_mb)
-    return "unknown (/proc/self/clear_refs not writable)";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.0f MB (limit %.0f MB: 3 x operands and output)", *r.peak_mb,
-                r.limit_mb);
+// A size in MB given as the most readable unit: "1.23 GB", "45.6 MB", "789 kB".
+std::string size_text(double mb) {
+  char buf[32];
+  if (mb >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2f GB", mb / 1000);
+  else if (mb >= 10)
+    std::snprintf(buf, sizeof buf, "%.1f MB", mb);
+  else if (mb >= 1)
+    std::snprintf(buf, sizeof buf, "%.2f MB", mb);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f kB", mb * 1000);
   return buf;
 }
 
-int write_json(const std::string& path, const nlohmann::json& j) {
+std::string peak_text(const Row& r) {
+  if (!r.peak_mb)
+    return "unknown (/proc/self/clear_refs not writable)";
+  return size_text(*r.peak_mb) + "  the call's peak (operands + what it allocated); limit " +
+         size_text(r.limit_mb) + " = 3 x (operands + output)";
+}
+
+int write_json(const JsonOption& json, const nlohmann::json& j) {
   try {
-    support::write_file_atomic(path, j.dump(2) + "\n");
+    json.write(j);
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -268,27 +283,31 @@ int write_json(const std::string& path, const nlohmann::json& j) {
   return kOk;
 }
 
-void print_call(const Row& r, unsigned threads) {
+void print_call(const Row& r, unsigned threads, int repeat) {
   const double macs =
       static_cast<double>(r.M) * static_cast<double>(r.N) * static_cast<double>(r.K);
-  std::printf(
-      "shape      M=%lld N=%lld K=%lld (%.2f GMAC), %s accumulation, profile %s, split %d%s%s, "
-      "%u threads\n",
-      static_cast<long long>(r.M), static_cast<long long>(r.N), static_cast<long long>(r.K),
-      macs / 1e9, r.fast ? "fast" : "slow", support::printable(r.profile).c_str(), r.S,
-      r.S > 1 ? "," : "", r.S > 1 ? r.scheme.c_str() : "", threads);
-  std::printf("reference  %9.3f s  %8.3f GMAC/s  (exact, mmaemu accumulate)\n", r.ref_s,
-              gmacs(r, r.ref_s));
-  std::printf("sgemm      %9.3f s  %8.3f GMAC/s  (OpenBLAS cblas_sgemm, fp32)\n", r.blas_s,
-              gmacs(r, r.blas_s));
-  std::printf("peak       %s\n", peak_text(r).c_str());
-  std::printf("cpu ratio  %.2f  (CPU seconds of the process, reference / SGEMM)\n",
+  std::printf("shape      M=%lld N=%lld K=%lld (%.3g GMAC), profile %s, split %d%s%s, %u thread%s, "
+              "best of %d\n",
+              static_cast<long long>(r.M), static_cast<long long>(r.N), static_cast<long long>(r.K),
+              macs / 1e9, support::printable(r.profile).c_str(), r.S, r.S > 1 ? "," : "",
+              r.S > 1 ? r.scheme.c_str() : "", threads, threads == 1 ? "" : "s", repeat);
+  std::printf("accum      %s\n", r.fast ? "fast (use_fast_accum=True, --fast)"
+                                        : "slow (use_fast_accum=False: torch's default; --fast "
+                                          "for the other)");
+  std::printf("reference  %9.4f s  %9.3f GMAC/s  the exact emulation (mmaemu accumulate)\n",
+              r.ref_s, gmacs(r, r.ref_s));
+  std::printf("sgemm      %9.4f s  %9.3f GMAC/s  the baseline: OpenBLAS cblas_sgemm on the decoded "
+              "values (fp32, not exact)\n",
+              r.blas_s, gmacs(r, r.blas_s));
+  std::printf("ratio      %9.2f x  reference time / sgemm time (lower is faster)\n",
+              r.ref_s / r.blas_s);
+  std::printf("cpu ratio  %9.2f x  CPU seconds of the process, reference / sgemm\n",
               r.ref_cpu_s / r.blas_cpu_s);
-  std::printf("ratio: %.2f\n", r.ref_s / r.blas_s);
+  std::printf("peak       %s\n", peak_text(r).c_str());
 }
 
 int bench_gemm(const BenchArgs& args, const SplitK& split, unsigned threads) {
-  const bool fast = !args.slow;
+  const bool fast = args.fast;
   std::mt19937_64 rng(args.seed);
   const Tensor a = make_operand(args.M, args.K, rng);
   const Tensor b = make_operand(args.N, args.K, rng);
@@ -298,10 +317,10 @@ int bench_gemm(const BenchArgs& args, const SplitK& split, unsigned threads) {
     if (split.S > 1) // the same shape and operands in one part, in the same run
       unsplit = run_row(a, b, args.profile, fast, threads, args.repeat);
   } catch (const MmaemuError& e) {
-    error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
+    error_line(std::string(e.class_name()) + ": " + e.what()); // the call raises
+    return kFailed;
   }
-  print_call(r, threads);
+  print_call(r, threads, args.repeat);
   nlohmann::json j = row_json(r, threads);
   if (split.S > 1) {
     std::printf("unsplit    %9.3f s  %8.3f GMAC/s  (the same call in one part; ratio %.2f)\n",
@@ -310,7 +329,7 @@ int bench_gemm(const BenchArgs& args, const SplitK& split, unsigned threads) {
     j["unsplit"] = row_json(unsplit, threads);
     j["split_over_unsplit"] = r.ref_s / unsplit.ref_s;
   }
-  return args.json.empty() ? kOk : write_json(args.json, j);
+  return write_json(args.json, j);
 }
 
 void print_sweep_row(const Row& r) {
@@ -385,6 +404,10 @@ int bench_sweep(const BenchArgs& args, unsigned threads, const harness::Shard& s
   std::printf("%-8s %-5s %6s %6s %-13s %11s %9s %12s %7s %9s %9s %9s\n", "profile", "accum", "M",
               "K", "split", "reference s", "GMAC/s", "sgemm GMAC/s", "ratio", "cpu ratio",
               "peak MB", "limit MB");
+  std::printf("columns: reference s and GMAC/s of the exact emulation; sgemm GMAC/s of OpenBLAS on "
+              "the decoded values; ratio = reference time / sgemm time, cpu ratio the same in CPU "
+              "seconds (lower is faster); peak = the call's peak memory, limit = 3 x (operands + "
+              "output), both in MB\n");
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array(), benchmarks = nlohmann::json::array();
   nlohmann::json not_in_shard = nlohmann::json::array();
@@ -485,11 +508,9 @@ int bench_sweep(const BenchArgs& args, unsigned threads, const harness::Shard& s
       benchmarks.push_back({{"name", name}, {"value", g}, {"unit", "G MAC/s, one core"}});
     }
   } catch (const MmaemuError& e) {
-    error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
+    error_line(std::string(e.class_name()) + ": " + e.what()); // a call raised
+    return kFailed;
   }
-  if (args.json.empty())
-    return kOk;
   nlohmann::json result = {{"N", args.N},           {"K", args.K},  {"threads", threads},
                            {"repeat", args.repeat}, {"rows", rows}, {"benchmarks", benchmarks}};
   if (shard.count > 1) {
@@ -544,10 +565,14 @@ int run_bench_gemm(const BenchArgs& args) {
     check_gemm_size(args.sweep ? kSweepM.back() : args.M, args.N, args.K);
     if (args.sweep)
       check_gemm_size(args.split_M, args.N, args.split_K);
-    if (!args.json.empty())
-      support::check_output_path(args.json); // before the run
+    if (!args.sweep)
+      get_profile(args.profile); // an unknown name is a usage error, before the operands
+    args.json.check();           // before the run
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const std::exception& e) {
-    error_line(std::string("bench gemm: ") + e.what());
+    error_line(std::string("bench gemm: ") + (args.sweep ? "" : "--profile: ") + e.what());
     return kUsage;
   }
 #ifndef MMAEMU_WITH_OPENBLAS
@@ -578,8 +603,9 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_option("--M", args->M, "rows")->capture_default_str();
   g->add_option("--N", args->N, "columns")->capture_default_str();
   g->add_option("--K", args->K, "inner dimension")->capture_default_str();
-  g->add_flag("--fast", args->fast, "fast accumulation (the default)");
-  g->add_flag("--slow", args->slow, "slow accumulation (128-element chunks)");
+  g->add_flag("--fast", args->fast, "fast accumulation (use_fast_accum=True)");
+  g->add_flag("--slow", args->slow,
+              "slow accumulation, 128-element chunks (the default, as torch, gemm and explain)");
   g->add_option("--threads", args->threads, "threads for both (0: all cores)")
       ->capture_default_str();
   g->add_option("--profile", args->profile, "profile")->capture_default_str();
@@ -595,7 +621,7 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_flag("--sweep", args->sweep,
               "the performance table: M in {1, 16, 64, 128, 200, 256, 2048} (with --N and --K), "
               "fast and slow, profiles hopper and ada; split calls; model::dot");
-  g->add_option("--json", args->json, "write the figures as JSON");
+  args->json.add(*g, "write the figures");
   g->add_option("--shard", args->shard,
                 "with --sweep: k/N, the groups k-1, k-1+N, ... of the table ((M, profile), each "
                 "profile's split calls, each profile's dot; T6's shards)");
