@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "mmaemu/kernels/cublaslt_api.hpp"
+#include "mmaemu/kernels/driver_api.hpp"
 
 using namespace mmaemu::kernels::cublaslt;
 
@@ -121,9 +122,11 @@ long long driver_context_current() {
   void* h = ::dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   if (!h)
     return -1;
-  using GetCurrent = int (*)(void**);
+  // The fake driver's own signature: a call through another function type is undefined
+  // behaviour (UBSan's -fsanitize=function stops it).
+  using GetCurrent = mmaemu::kernels::driver::CUresult (*)(mmaemu::kernels::driver::CUcontext*);
   auto get = reinterpret_cast<GetCurrent>(::dlsym(h, "cuCtxGetCurrent"));
-  void* ctx = nullptr;
+  mmaemu::kernels::driver::CUcontext ctx = nullptr;
   const long long r = get && get(&ctx) == 0 ? (ctx ? 1 : 0) : -1;
   ::dlclose(h); // drops only the reference taken here
   return r;
