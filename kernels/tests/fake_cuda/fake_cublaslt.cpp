@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "mmaemu/kernels/cublaslt_api.hpp"
-#include "mmaemu/kernels/driver_api.hpp"
 
 using namespace mmaemu::kernels::cublaslt;
 
@@ -47,6 +46,10 @@ struct PreferenceObject {
   std::map<int, std::vector<unsigned char>> attrs;
 };
 } // namespace mmaemu::kernels::cublaslt
+
+namespace mmaemu::kernels::driver {
+struct CUctx_st; // the fake driver's context type, by its one name
+} // namespace mmaemu::kernels::driver
 
 namespace {
 
@@ -124,9 +127,10 @@ long long driver_context_current() {
     return -1;
   // The fake driver's own signature: a call through another function type is undefined
   // behaviour (UBSan's -fsanitize=function stops it).
-  using GetCurrent = mmaemu::kernels::driver::CUresult (*)(mmaemu::kernels::driver::CUcontext*);
+  // (CUresult is int and CUcontext is CUctx_st*, kernels/include/mmaemu/kernels/driver_api.hpp.)
+  using GetCurrent = int (*)(mmaemu::kernels::driver::CUctx_st**);
   auto get = reinterpret_cast<GetCurrent>(::dlsym(h, "cuCtxGetCurrent"));
-  mmaemu::kernels::driver::CUcontext ctx = nullptr;
+  mmaemu::kernels::driver::CUctx_st* ctx = nullptr;
   const long long r = get && get(&ctx) == 0 ? (ctx ? 1 : 0) : -1;
   ::dlclose(h); // drops only the reference taken here
   return r;
