@@ -4,33 +4,51 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build run test test-cluster bench clean coverage package sanitize \
-  sanitize-build fuzz fatbins gpu-bundle
+.PHONY: all bootstrap configure build mmaemu python run test test-cluster bench clean coverage \
+  package sanitize sanitize-build fuzz fatbins gpu-bundle readme-check
 
 all: build
 
 bootstrap:
 	@bash scripts/bootstrap
 
+# The configure's own lines go to $(BUILD)/configure.log; its summary (the "-- mmaemu" lines:
+# build type, Python module, benchmarks, OpenBLAS, CUDA) is shown, and the whole log when it fails.
 configure: bootstrap
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@mkdir -p $(BUILD)
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) \
+	  >$(BUILD)/configure.log 2>&1 || { cat $(BUILD)/configure.log; exit 1; }
+	@grep '^-- mmaemu' $(BUILD)/configure.log || true
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# Only the command-line tool and what it links: what `make run` needs.
+mmaemu: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target mmaemu
+
+# The Python module and $(BUILD)/python/run, the interpreter the configure found with the module
+# on its path (the README's Python examples use it).
+python: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target mmaemu_core || \
+	  { echo "make python: this configure does not build the Python module (its summary says why)"; exit 1; }
+	@echo "python: $(BUILD)/python/run (e.g. $(BUILD)/python/run -c 'import mmaemu')"
+
 # The main job: replay every committed hardware recording on the reference backend, with a
 # validation log of the T1 tier (signed when MMAEMU_SIGNING_KEY names a private key) under
 # $(BUILD)/validation_logs/: the committed docs/validation_logs/ only receive logs on purpose
-# (make tier-T1), and every log there must verify (make test checks it).
-run: build
+# (`mmaemu tier run --publish`, `mmaemu report publish`), and every log there must verify
+# (make test checks it). It builds the mmaemu target only: tests and benchmarks are make test's.
+run: mmaemu
 	@$(BUILD)/harness/mmaemu tier run T1 --build-dir $(BUILD) --log-dir $(BUILD)/validation_logs \
 	  >$(BUILD)/run-T1.txt 2>&1 || \
 	  { cat $(BUILD)/run-T1.txt; exit 1; }
 	@grep '^log:' $(BUILD)/run-T1.txt
 	@$(BUILD)/harness/mmaemu replay --backend reference recordings/data/public/*.h5
 
+# Every ctest test, then the skipped tests with their reasons (scripts/run-tests).
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@bash scripts/run-tests $(BUILD) $(JOBS)
 
 # A real single-node Slurm (munged, slurmctld, slurmd as root on localhost, started and stopped
 # by the test): T1 and a small mutant campaign as job arrays of 4 shards, merged and compared
@@ -45,8 +63,15 @@ test-cluster: build
 bench: build
 	@$(BUILD)/bench/mmaemu_bench_dot
 
+# Every command of README.md on a scratch clone, in a shuffled order, then `make test` there
+# (scripts/readme-check; minutes: a whole build). READMECHECK_FLAGS: e.g. --seed 3 --keep.
+READMECHECK_FLAGS ?=
+readme-check:
+	@bash scripts/readme-check $(READMECHECK_FLAGS)
+
 # Validation tiers (docs/testing.md): `make tier-T0`, `make tier-T1`, ... run one tier through
-# `mmaemu tier run` and write its validation log (signed if MMAEMU_SIGNING_KEY names a key).
+# `mmaemu tier run` and write its validation log into $(BUILD)/validation_logs/ (signed if
+# MMAEMU_SIGNING_KEY names a key; `mmaemu report publish` copies a signed one into docs/).
 tier-%: build
 	@$(BUILD)/harness/mmaemu tier run $* --build-dir $(BUILD)
 

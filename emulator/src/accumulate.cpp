@@ -192,13 +192,22 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
         chunks.emplace_back(c.first, c.second);
     }
   }
-  // A single part is written straight into the result's storage (its bytes are the
-  // little-endian fp32 bits; the storage is fresh from operator new, suitably aligned), so a
-  // call holds no second M x N buffer.
+  // A single part, or the reduced output when chain_gemm_plan reduces the parts itself, is
+  // written straight into the result's storage (its bytes are the little-endian fp32 bits; the
+  // storage is fresh from operator new, suitably aligned), so a call holds no second M x N
+  // buffer. The parts are kept apart only for a backend (which computes chunk by chunk) and
+  // when alpha scales each partial before the reduction.
   constexpr bool kDirect = std::endian::native == std::endian::little;
-  std::vector<std::uint32_t> partials(parts.size() == 1 && kDirect ? 0 : parts.size() * MN);
-  std::vector<std::uint32_t*> part_out(parts.size());
-  for (std::size_t s = 0; s < parts.size(); ++s) {
+  const bool prescale = dec.alpha_before_reduction && opt.scales_before_reduction.has_value();
+  const bool reduce_in_plan = parts.size() > 1 && kDirect && !backend.chain && !prescale;
+  if (reduce_in_plan) {
+    plan.reduce = dec.reduce;
+    plan.scheme = d.scheme;
+  }
+  const bool direct = kDirect && (parts.size() == 1 || reduce_in_plan);
+  std::vector<std::uint32_t> partials(direct ? 0 : parts.size() * MN);
+  std::vector<std::uint32_t*> part_out(reduce_in_plan ? 1 : parts.size());
+  for (std::size_t s = 0; s < part_out.size(); ++s) {
     part_out[s] = partials.empty() ? reinterpret_cast<std::uint32_t*>(out.mutable_data())
                                    : partials.data() + s * MN;
   }
@@ -216,7 +225,6 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   } else {
     model::chain_gemm_plan(op, plan, preset, part_out.data(), op.N, opt.threads);
   }
-  const bool prescale = dec.alpha_before_reduction && opt.scales_before_reduction.has_value();
   if (prescale) {
     const auto [sa, sb] = *opt.scales_before_reduction;
     for (std::uint32_t* part : part_out) {
@@ -230,7 +238,7 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
     for (int k = 0; k < 4; ++k)
       dst[4 * i + k] = static_cast<std::uint8_t>(v >> (8 * k));
   };
-  if (parts.size() == 1) {
+  if (parts.size() == 1 || reduce_in_plan) {
     if (!partials.empty()) {
       for (std::size_t i = 0; i < MN; ++i)
         put(i, partials[i]);

@@ -192,6 +192,10 @@ template <class IntT> struct ScalarTerms {
 
   // Step 5 for the products: each magnitude truncated by a right shift of bias - e, summed
   // with its sign (clamped: a shift by the width minus one clears every term).
+  // The truncation of a term is also written in Avx2Terms::sum, chain_gemm_lanes.cpp,
+  // chain_gemm_i16.cpp and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
+  // tests that bind them: KernelVariants and BlockFmaKernels (test_block_fma.cpp), ChainGemmKernel
+  // (test_chain_gemm.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
   Int sum(int bias) const {
     constexpr int kMaxShift = static_cast<int>(sizeof(Int)) * 8 - 1;
     Int S = 0;
@@ -274,6 +278,7 @@ struct Avx2Terms {
       const __m256i mag = _mm256_load_si256(reinterpret_cast<const __m256i*>(mags + 8 * j));
       const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(signs + 8 * j));
       const __m256i d = _mm256_min_epi32(_mm256_sub_epi32(vbias, ej), max_shift);
+      // The truncation of a term (ScalarTerms::sum names its other places and their tests).
       const __m256i t = _mm256_sub_epi32(_mm256_xor_si256(_mm256_srlv_epi32(mag, d), m), m);
       acc = _mm256_add_epi32(acc, t);
     }

@@ -16,6 +16,7 @@ enum class ChainKernel {
   lanes_avx512, // 16 columns in 32- or 64-bit lanes, compiled for AVX-512
   lanes_avx2,   // the same compiled for AVX2
   lanes_base,   // the same compiled for the x86-64 baseline
+  f32_avx2,     // AVX2 and FMA: terms as exact binary32 values, truncated by round-toward-zero adds
   exact,        // model::dot per output (late_c presets always take it)
 };
 

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "dot_f32.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/errors.hpp"
 
@@ -71,12 +72,17 @@ bool nonfinite_result(const std::uint8_t* a, const std::uint8_t* b, std::size_t 
   return true;
 }
 
+// fast: detail::chain_f32 applies to the preset and format pair (it then computes the chain
+// unless a code is NaN or Inf or a block overflows).
 std::uint32_t chain(const std::uint8_t* a, const std::uint8_t* b, std::size_t K,
-                    std::uint32_t c_bits, const Preset& p, FormatPair fmt) {
+                    std::uint32_t c_bits, const Preset& p, FormatPair fmt, bool fast) {
   // One pass: the blocks themselves report NaN or Inf codes (which they count as zeros), and
   // only then is the whole-chain non-finite rule applied. A non-finite c counts as zero in
   // the blocks for the same reason.
   const bool c_finite = ((c_bits >> 23) & 0xFFu) != 0xFFu;
+  std::uint32_t fast_out;
+  if (fast && c_finite && detail::chain_f32(a, b, K, c_bits, p, fmt, fast_out))
+    return fast_out;
   bool maybe_nonfinite = !c_finite;
   const BlockContext ctx(fmt.a, fmt.b, p);
   std::uint32_t c = c_finite ? c_bits : 0u;
@@ -105,16 +111,31 @@ std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t>
     throw ValueError("dot: a has " + std::to_string(a.size()) + " elements but b has " +
                      std::to_string(b.size()));
   }
-  return chain(a.data(), b.data(), a.size(), c_bits, p, fmt);
+  return chain(a.data(), b.data(), a.size(), c_bits, p, fmt, detail::chain_f32_applies(p, fmt));
 }
 
 void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
               std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt,
               std::uint32_t* out) {
   check_formats(fmt, p);
-  for (std::size_t r = 0; r < rows; ++r) {
-    out[r] = chain(a + r * K, b + r * K, K, c ? c[r] : 0u, p, fmt);
+  const bool fast = detail::chain_f32_applies(p, fmt);
+  std::size_t r = 0;
+  if (fast) {
+    // Rows two at a time (chain2_f32 overlaps their latencies), alone where it cannot.
+    for (; r + 2 <= rows; r += 2) {
+      const std::uint8_t* ar[2] = {a + r * K, a + (r + 1) * K};
+      const std::uint8_t* br[2] = {b + r * K, b + (r + 1) * K};
+      const std::uint32_t cr[2] = {c ? c[r] : 0u, c ? c[r + 1] : 0u};
+      bool ok[2];
+      detail::chain2_f32(ar, br, K, cr, p, fmt, out + r, ok);
+      for (int i = 0; i < 2; ++i) {
+        if (!ok[i])
+          out[r + i] = chain(ar[i], br[i], K, cr[i], p, fmt, false);
+      }
+    }
   }
+  for (; r < rows; ++r)
+    out[r] = chain(a + r * K, b + r * K, K, c ? c[r] : 0u, p, fmt, fast);
 }
 
 } // namespace mmaemu::model

@@ -213,10 +213,11 @@ SplitDecision resolve_splitk(const SplitKQuery& q, const Profile& p, const Split
   std::string why;
   for (const auto& t : tried)
     why += (why.empty() ? "" : "; ") + t;
-  throw SplitKUnknownError(
-      "splitk='auto' cannot decide for M=" + std::to_string(q.M) + ", N=" + std::to_string(q.N) +
-      ", K=" + std::to_string(q.K) + " on profile '" + p.name + "': " + why +
-      ". Pass splitk explicitly (1, or S with a scheme of the profile: " + schemes_text(p) + ")");
+  // What to pass comes first: the reasons are long, and the fix is the same every time.
+  throw SplitKUnknownError("pass splitk=1 (or S with a scheme of the profile: " + schemes_text(p) +
+                           "): splitk='auto' cannot decide for M=" + std::to_string(q.M) +
+                           ", N=" + std::to_string(q.N) + ", K=" + std::to_string(q.K) +
+                           " on profile '" + p.name + "': " + why);
 }
 
 } // namespace mmaemu

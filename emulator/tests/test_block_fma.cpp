@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "../src/dot_f32.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
@@ -651,6 +653,76 @@ INSTANTIATE_TEST_SUITE_P(Presets, KernelVariants, ::testing::ValuesIn(kernel_cas
                                   mmaemu::format_name(info.param.fa) + "_" +
                                   mmaemu::format_name(info.param.fb);
                          });
+
+// model::dot's binary32 chain (dot_f32.cpp) against the same chains block by block through
+// block_fma (which the tests above bind to the independent formula), one chain at a time and
+// two rows at a time (dot_rows): the shipped presets and custom ones that the binary32 chain
+// takes at its edges (odd and large blocks, so the general block loop and padding; a min_exp
+// that truncates every product; frac 0), c zero, -0, tiny, subnormal, huge (a block exponent
+// above 100 goes to block_fma), codes uniform, at the edges, subnormal and cancelling.
+TEST(DotChainF32, AgreesWithTheBlockChain) {
+  using mmaemu::BlockRounding;
+  using mmaemu::model::detail::chain_f32_applies;
+  using mmaemu::model::detail::use_chain_f32;
+  const std::vector<Preset> custom = {
+      mmaemu::make_custom_preset("odd7", 7, 9, 5, BlockRounding::toward_zero, -20),
+      mmaemu::make_custom_preset("nfma48", 48, 13, 13, BlockRounding::toward_zero, -133),
+      mmaemu::make_custom_preset("nfma256", 256, 10, 10, BlockRounding::toward_zero, -139),
+      mmaemu::make_custom_preset("high_min", 32, 13, 13, BlockRounding::toward_zero, 90),
+      mmaemu::make_custom_preset("frac0", 8, 0, 3, BlockRounding::toward_zero, -149),
+  };
+  std::vector<const Preset*> presets = {&preset("ada"), &preset("hopper")};
+  for (const Preset& p : custom)
+    presets.push_back(&p);
+  const FormatPair pairs[] = {{Format::e4m3, Format::e4m3},
+                              {Format::e5m2, Format::e5m2},
+                              {Format::e4m3, Format::e5m2},
+                              {Format::e5m2, Format::e4m3}};
+  if (!chain_f32_applies(preset("hopper"), pairs[0]))
+    GTEST_SKIP() << "the binary32 chain does not apply on this CPU (AVX2, FMA and the MXCSR "
+                    "rounding mode are needed)";
+  std::mt19937_64 rng(0xF32D0000u);
+  std::vector<std::uint8_t> a, b;
+  int checked = 0;
+  for (const Preset* p : presets) {
+    for (const FormatPair& fmt : pairs) {
+      ASSERT_TRUE(chain_f32_applies(*p, fmt)) << p->name;
+      for (int trial = 0; trial < 120; ++trial) {
+        const std::size_t Ks[] = {1, 7, 8, 16, 17, 31, 32, 33, 100, 300};
+        const std::size_t K = Ks[static_cast<std::size_t>(trial) % std::size(Ks)];
+        // Two rows, so that dot_rows takes its two-at-a-time path.
+        std::vector<std::uint8_t> rows_a, rows_b;
+        std::uint32_t c[2];
+        for (int r = 0; r < 2; ++r) {
+          make_chain(rng, fmt, K, (trial + r) % 4, a, b);
+          rows_a.insert(rows_a.end(), a.begin(), a.end());
+          rows_b.insert(rows_b.end(), b.begin(), b.end());
+          c[r] = random_c(rng);
+          if (trial % 5 == 1)
+            c[r] = static_cast<std::uint32_t>(rng() & 0x80FFFFFFu); // subnormal or tiny
+          if (trial % 7 == 3)
+            c[r] = static_cast<std::uint32_t>(rng() & 0x807FFFFFu) | 0x79000000u; // 2^115
+        }
+        std::uint32_t fast[2], slow[2];
+        use_chain_f32(false);
+        mmaemu::model::dot_rows(rows_a.data(), rows_b.data(), c, 2, K, *p, fmt, slow);
+        use_chain_f32(true);
+        mmaemu::model::dot_rows(rows_a.data(), rows_b.data(), c, 2, K, *p, fmt, fast);
+        for (int r = 0; r < 2; ++r) {
+          const std::span<const std::uint8_t> ra(rows_a.data() + r * K, K);
+          const std::span<const std::uint8_t> rb(rows_b.data() + r * K, K);
+          const std::uint32_t one = dot(ra, rb, c[r], *p, fmt);
+          ASSERT_TRUE(same_bits(slow[r], fast[r]))
+              << p->name << " rows trial " << trial << " K " << K << " c=0x" << std::hex << c[r];
+          ASSERT_TRUE(same_bits(slow[r], one))
+              << p->name << " trial " << trial << " K " << K << " c=0x" << std::hex << c[r];
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1500);
+}
 
 // Every single pair of codes from three c values, for every variant against the 64-bit one.
 TEST(BlockFmaKernels, AllCodePairsAgreeAcrossVariants) {

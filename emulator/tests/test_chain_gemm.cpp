@@ -45,7 +45,9 @@ const Preset& shipped(const char* name) {
 
 // Custom presets that reach what the shipped ones do not: an odd block size with rounding to
 // nearest and a min_exp above most product exponents; a negative s0 (frac below the operands'
-// fraction bits); 16-bit terms with rounding to nearest; 32-bit lanes with 64 terms; late_c.
+// fraction bits); 16-bit terms with rounding to nearest; 32-bit lanes with 64 terms; late_c;
+// and for the binary32 kernel (toward zero) an odd block size with a high min_exp and few
+// result bits, and a frac below the operands' fraction bits with frac_out above it.
 const std::vector<Preset>& custom_presets() {
   static const std::vector<Preset> v = {
       mmaemu::make_custom_preset("odd_rne", 7, 9, 5, BlockRounding::nearest_even, -20),
@@ -53,6 +55,8 @@ const std::vector<Preset>& custom_presets() {
       mmaemu::make_custom_preset("i16_rne", 32, 13, 10, BlockRounding::nearest_even, -133),
       mmaemu::make_custom_preset("wide32", 64, 20, 23, BlockRounding::toward_zero, -150),
       mmaemu::make_custom_preset("late", 16, 13, 13, BlockRounding::toward_zero, -132, true),
+      mmaemu::make_custom_preset("odd_rz", 7, 9, 5, BlockRounding::toward_zero, -20),
+      mmaemu::make_custom_preset("narrow_rz", 16, 4, 10, BlockRounding::toward_zero, 5),
   };
   return v;
 }
@@ -205,7 +209,8 @@ int mismatches(const std::vector<std::uint32_t>& want, const std::vector<std::ui
 // entry.
 const ChainKernel kKernels[] = {ChainKernel::automatic,    ChainKernel::avx512_i16,
                                 ChainKernel::lanes_avx512, ChainKernel::lanes_avx2,
-                                ChainKernel::lanes_base,   ChainKernel::exact};
+                                ChainKernel::lanes_base,   ChainKernel::f32_avx2,
+                                ChainKernel::exact};
 
 // The instruction set a kernel needs that this CPU lacks ("" if none), stated here from the
 // kernels' documentation (chain_gemm_internal.hpp) rather than asked from chain_gemm, so that
@@ -228,6 +233,10 @@ std::string lacking(ChainKernel k) {
     return "";
   case ChainKernel::lanes_avx2:
     return __builtin_cpu_supports("avx2") ? "" : "AVX2";
+  case ChainKernel::f32_avx2:
+    if (!__builtin_cpu_supports("avx2"))
+      return "AVX2";
+    return __builtin_cpu_supports("fma") ? "" : "FMA";
   default:
     return "";
   }
@@ -460,6 +469,20 @@ TEST(ChainGemm, KernelChoice) {
   EXPECT_NE(chain_kernel_for(shipped("ada"), kPairs[0]), ChainKernel::exact);
   EXPECT_EQ(chain_kernel_for(custom[4], kPairs[0]), ChainKernel::exact); // late_c
   const std::string lacks = lacking(ChainKernel::avx512_i16);
+  if (!lacks.empty() && lacking(ChainKernel::f32_avx2).empty()) {
+    // AVX2 and FMA without AVX-512: the binary32 kernel where its bounds hold (toward-zero
+    // rounding, sums below 2^24 units, frac <= 21), the 32- or 64-bit lanes otherwise.
+    for (const FormatPair& fmt : kPairs) {
+      EXPECT_EQ(chain_kernel_for(shipped("ada"), fmt), ChainKernel::f32_avx2);
+      EXPECT_EQ(chain_kernel_for(shipped("hopper"), fmt), ChainKernel::f32_avx2);
+      EXPECT_EQ(chain_kernel_for(shipped("b200_mma_sync"), fmt), ChainKernel::lanes_avx2);
+      EXPECT_EQ(chain_kernel_for(custom[0], fmt), ChainKernel::lanes_avx2); // odd_rne
+      EXPECT_EQ(chain_kernel_for(custom[3], fmt), ChainKernel::lanes_avx2); // wide32: 2^28
+      EXPECT_EQ(chain_kernel_for(custom[5], fmt), ChainKernel::f32_avx2);   // odd_rz
+      EXPECT_EQ(chain_kernel_for(custom[6], fmt), ChainKernel::f32_avx2);   // narrow_rz
+    }
+    GTEST_SKIP() << "CPU lacks " << lacks << ": the AVX-512 choices are not checked here";
+  }
   if (!lacks.empty())
     GTEST_SKIP() << "CPU lacks " << lacks << ": the AVX-512 choices are not checked here";
   for (const FormatPair& fmt : kPairs) {
@@ -483,13 +506,42 @@ std::uint32_t promote_called(std::uint32_t acc, std::uint32_t chunk) {
   return mmaemu::model::promote_fp32_add(acc, chunk);
 }
 
+// The shipped reduction behind another function pointer, called value by value like
+// promote_called.
+std::uint32_t reduce_called(const std::uint32_t* partials, int S, const std::string& scheme) {
+  return mmaemu::model::reduce_fp32_by_scheme(partials, S, scheme);
+}
+
+using ReduceFn = std::uint32_t (*)(const std::uint32_t*, int, const std::string&);
+
+// The split reductions a plan is checked with: none (every part an output), the shipped one
+// (the CPU's adds) and the called one, serial and pairwise.
+struct Reduction {
+  ReduceFn fn;
+  const char* scheme;
+};
+const Reduction kReductions[] = {{nullptr, ""},
+                                 {&mmaemu::model::reduce_fp32_by_scheme, "contiguous"},
+                                 {&mmaemu::model::reduce_fp32_by_scheme, "pairwise"},
+                                 {&reduce_called, "serial"},
+                                 {&reduce_called, "pairwise"}};
+
+std::string describe(const Reduction& r) {
+  if (!r.fn)
+    return "";
+  return std::string(" reduce=") + r.scheme + (r.fn == &reduce_called ? " (called)" : "");
+}
+
 // S parts as the shipped split layout makes them (at the hopper profiles' grain of 16); slow:
-// chunks of `chunk` from each part's start, promoted with `promote`; fast (promote ==
-// nullptr): one chunk per part.
+// chunks of `chunk` from each part's start, promoted with `promote`; fast (promote == nullptr): one
+// chunk per part; the parts reduced by `red` when it has a function.
 mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& /*p*/, int S, int chunk,
-                                   std::uint32_t (*promote)(std::uint32_t, std::uint32_t)) {
+                                   std::uint32_t (*promote)(std::uint32_t, std::uint32_t),
+                                   const Reduction& red = kReductions[0]) {
   mmaemu::model::ChainPlan plan;
   plan.promote = promote;
+  plan.reduce = red.fn;
+  plan.scheme = red.scheme;
   for (const mmaemu::model::KRange& part : mmaemu::model::split_layout_contiguous(pr.K, S, 16)) {
     auto& chunks = plan.parts.emplace_back();
     if (part.first >= part.second)
@@ -504,7 +556,7 @@ mmaemu::model::ChainPlan make_plan(const Problem& pr, const Preset& /*p*/, int S
 
 std::vector<std::uint32_t> run_plan(const Problem& pr, const mmaemu::model::ChainPlan& plan,
                                     const Preset& p, std::optional<unsigned> threads) {
-  const std::size_t S = plan.parts.size();
+  const std::size_t S = plan.reduce ? 1 : plan.parts.size();
   std::vector<std::uint32_t> out(S * pr.M * pr.ldo, kSentinel);
   std::vector<std::uint32_t*> outs(S);
   for (std::size_t s = 0; s < S; ++s)
@@ -518,8 +570,10 @@ std::vector<std::uint32_t> run_plan(const Problem& pr, const mmaemu::model::Chai
 }
 
 // Every plan: fast and slow (the CPU's add and the called promotion), S = 1, 2, 3 and 5, K
-// multiples of 16 and 128 and not, chunks of 128 and of 48; with 1 and 2 threads; both
-// orientations (few rows of a run transposed) and the streamed and slab arrangements.
+// multiples of 16 and 128 and not, chunks of 128 and of 48; split parts kept apart or reduced
+// (the CPU's adds, serial and as a pairwise tree of an odd and an even S, and the called
+// reduction); with 1 and 2 threads; both orientations (few rows of a run transposed) and the
+// streamed and slab arrangements.
 TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
   int runs = 0;
   std::uint32_t seed = 5000;
@@ -539,22 +593,26 @@ TEST_P(ChainGemmKernel, PlansAgreeWithTheSimplePath) {
       const NamedGen& gb = generators()[(seed / 5) % generators().size()];
       const Problem pr = make_problem(c.M, c.N, c.K, 0, c.K, fmt, ga.gen, gb.gen, seed++);
       for (PromoteFn promote : promotions) {
-        const mmaemu::model::ChainPlan plan = make_plan(pr, *p, c.S, c.chunk, promote);
-        const std::vector<std::uint32_t> want = run_plan(pr, plan, *p, std::nullopt);
-        for (unsigned threads : {1u, 2u}) {
-          const std::string what =
-              describe(pr, *p, ga.name) + " S=" + std::to_string(c.S) +
-              (promote ? " slow chunk=" + std::to_string(c.chunk) : std::string(" fast")) +
-              (promote == &promote_called ? " (called)" : "") +
-              " kernel=" + mmaemu::model::detail::chain_kernel_name(GetParam()) +
-              " threads=" + std::to_string(threads);
-          ASSERT_EQ(mismatches(want, run_plan(pr, plan, *p, threads), what), 0);
-          ++runs;
+        for (const Reduction& red : kReductions) {
+          if (red.fn && c.S == 1)
+            continue;
+          const mmaemu::model::ChainPlan plan = make_plan(pr, *p, c.S, c.chunk, promote, red);
+          const std::vector<std::uint32_t> want = run_plan(pr, plan, *p, std::nullopt);
+          for (unsigned threads : {1u, 2u}) {
+            const std::string what =
+                describe(pr, *p, ga.name) + " S=" + std::to_string(c.S) +
+                (promote ? " slow chunk=" + std::to_string(c.chunk) : std::string(" fast")) +
+                (promote == &promote_called ? " (called)" : "") + describe(red) +
+                " kernel=" + mmaemu::model::detail::chain_kernel_name(GetParam()) +
+                " threads=" + std::to_string(threads);
+            ASSERT_EQ(mismatches(want, run_plan(pr, plan, *p, threads), what), 0);
+            ++runs;
+          }
         }
       }
     }
   }
-  EXPECT_GT(runs, 300);
+  EXPECT_GT(runs, 1200);
 }
 
 // accumulate (the plan built from plan_decisions, the split reduction, the non-finite patch)
@@ -617,6 +675,35 @@ TEST_P(ChainGemmKernel, AccumulateAgreesWithTheExactKernelOnEveryPlan) {
   EXPECT_EQ(runs, 144);
 }
 
+// Under automatic dispatch, a single row or column of outputs goes through model::dot (its
+// binary32 chain where that applies), split along the other dimension over the threads: every
+// plan, fast, slow and split with a reduction, is the simple path's.
+TEST(ChainGemmPlan, OneRowOrColumnAgreesWithTheSimplePath) {
+  const ForcedKernel automatic(ChainKernel::automatic);
+  std::uint32_t seed = 7000;
+  for (const Preset* p : all_presets()) {
+    for (const auto& [M, N] :
+         {std::pair<std::size_t, std::size_t>{1, 300}, {300, 1}, {1, 1}, {1, 70}}) {
+      const NamedGen& g = generators()[seed % generators().size()];
+      const Problem pr = make_problem(M, N, 260, 0, 260, kPairs[seed % 3], g.gen, g.gen, seed);
+      ++seed;
+      for (auto promote : {static_cast<std::uint32_t (*)(std::uint32_t, std::uint32_t)>(nullptr),
+                           &mmaemu::model::promote_fp32_add}) {
+        for (const Reduction& red : {kReductions[0], kReductions[2], kReductions[3]}) {
+          const auto plan = make_plan(pr, *p, red.fn ? 3 : 1, 128, promote, red);
+          for (unsigned threads : {1u, 2u}) {
+            ASSERT_EQ(mismatches(
+                          run_plan(pr, plan, *p, std::nullopt), run_plan(pr, plan, *p, threads),
+                          describe(pr, *p, g.name) + describe(red) + (promote ? " slow" : " fast") +
+                              " threads=" + std::to_string(threads)),
+                      0);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Tiny slabs with a plan, in both orientations.
 TEST_P(ChainGemmKernel, PlansInSlabs) {
   struct SmallSlabs {
@@ -661,6 +748,33 @@ TEST_P(ChainGemmKernel, PlansWithNonFiniteCodes) {
   }
 }
 
+// Parts that are +Inf and -Inf reduce to the canonical NaN on both paths, serially and as a
+// tree, by the CPU's adds and called value by value; a NaN part stays NaN.
+TEST_P(ChainGemmKernel, ReducedPlansWithNonFiniteParts) {
+  const FormatPair fmt{Format::e5m2, Format::e5m2};
+  const NamedGen& g = generators()[0];
+  Problem pr = make_problem(6, 40, 300, 0, 300, fmt, g.gen, g.gen, 19);
+  // S = 2: parts [0, 160) and [160, 300). Output (2, 11): part 0 is +Inf, part 1 is -Inf.
+  pr.a[2 * pr.lda + 5] = 0x7C;
+  pr.b[11 * pr.ldb + 5] = 0x3C;
+  pr.a[2 * pr.lda + 200] = 0xFC;
+  pr.b[11 * pr.ldb + 200] = 0x3C;
+  pr.b[9 * pr.ldb + 20] = 0x7F; // NaN: every output of column 9
+  const Preset& p = shipped("hopper");
+  for (auto promote : {static_cast<std::uint32_t (*)(std::uint32_t, std::uint32_t)>(nullptr),
+                       &mmaemu::model::promote_fp32_add}) {
+    for (const Reduction& red : kReductions) {
+      if (!red.fn)
+        continue;
+      const auto plan = make_plan(pr, p, 2, 128, promote, red);
+      const std::vector<std::uint32_t> want = run_plan(pr, plan, p, std::nullopt);
+      ASSERT_EQ(mismatches(want, run_plan(pr, plan, p, 2u), "nonfinite parts" + describe(red)), 0);
+      EXPECT_EQ(want[2 * pr.ldo + 11], mmaemu::kF32CanonicalNaN) << describe(red);
+      EXPECT_EQ(want[4 * pr.ldo + 9], mmaemu::kF32CanonicalNaN) << describe(red);
+    }
+  }
+}
+
 // The CPU's add is used only in the default SSE environment: with rounding toward zero,
 // flush-to-zero and denormals-are-zero set, the promotion is called value by value and the
 // bits do not change (chunk sums of wide-spread values are inexact, so the CPU's add in
@@ -676,6 +790,16 @@ TEST(ChainGemmPlan, SseEnvironmentIsRespected) {
   const std::vector<std::uint32_t> got = run_plan(pr, plan, p, 1u);
   _mm_setcsr(saved);
   EXPECT_EQ(mismatches(want, got, "FTZ/DAZ"), 0);
+  // The same for the split reduction, serial and pairwise (S = 5 partials of wide-spread
+  // values: their sums are inexact).
+  for (const Reduction& red : {kReductions[1], kReductions[2]}) {
+    const auto split = make_plan(pr, p, 5, 128, nullptr, red);
+    const std::vector<std::uint32_t> want_split = run_plan(pr, split, p, std::nullopt);
+    _mm_setcsr(saved | 0xE040u);
+    const std::vector<std::uint32_t> got_split = run_plan(pr, split, p, 1u);
+    _mm_setcsr(saved);
+    EXPECT_EQ(mismatches(want_split, got_split, "FTZ/DAZ" + describe(red)), 0);
+  }
 }
 
 TEST(ChainGemmPlan, RejectsBadPlans) {
@@ -688,7 +812,9 @@ TEST(ChainGemmPlan, RejectsBadPlans) {
   mmaemu::model::ChainPlan outside;
   outside.parts.push_back({{0, 11}});
   outside.promote = &mmaemu::model::promote_fp32_add;
-  for (const auto* plan : {&two_chunks_fast, &outside}) {
+  mmaemu::model::ChainPlan reduce_nothing;
+  reduce_nothing.reduce = &mmaemu::model::reduce_fp32_by_scheme;
+  for (const auto* plan : {&two_chunks_fast, &outside, &reduce_nothing}) {
     EXPECT_THROW(mmaemu::model::chain_gemm_plan(pr.operands(), *plan, shipped("ada"), outs, pr.ldo),
                  mmaemu::ValueError);
     EXPECT_THROW(

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu bench gemm --M --N --K [--fast|--slow] [--threads T] [--profile P] [--repeat R]
-// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--json F]
-// The exact CPU reference GEMM (accumulate, split 1) against OpenBLAS cblas_sgemm on the
-// decoded operands, timed in the same run on the same cores; prints GMAC/s of both,
-// `ratio: <reference seconds / SGEMM seconds>` and the call's peak memory. --sweep runs the
-// table of the performance tier: M in {1, 16, 128, 2048}, fast and slow, profiles hopper and
-// ada.
+// mmaemu bench gemm --M --N --K [--fast|--slow] [--splitk S,scheme] [--threads T] [--profile P]
+//                   [--repeat R] [--json PATH]
+// mmaemu bench gemm --sweep [--N --K] [--threads T] [--repeat R] [--shard k/N] [--json PATH]
+// The exact CPU reference GEMM (accumulate) against OpenBLAS cblas_sgemm on the decoded
+// operands, timed in the same run on the same cores; prints each figure with what it
+// compares: the seconds and GMAC/s of both, the time ratio reference / SGEMM and the call's
+// peak memory against its limit. Slow accumulation by default, as torch (use_fast_accum=False)
+// and as `gemm` and `explain`. With --splitk the
+// split call and the unsplit call of the same shape run in the same process, and
+// `split_over_unsplit` compares them. --sweep runs the table of the performance tier: M in
+// kSweepM, fast and slow, profiles hopper and ada; split calls (M 256, K 8192, S 2, 4, 8, the
+// hopper and ada schemes) against their unsplit call; model::dot on one core.
 
 #ifdef MMAEMU_WITH_OPENBLAS
 #include <cblas.h>
@@ -19,6 +24,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -32,11 +38,15 @@
 #include "mmaemu/emulator/accumulate.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
+#include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/profile.hpp"
+#include "mmaemu/emulator/splitk.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 #ifdef MMAEMU_WITH_OPENBLAS
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
@@ -54,21 +64,49 @@ struct BenchArgs {
   std::string profile = "hopper";
   int repeat = 1;
   std::uint64_t seed = 40;
-  std::string json;
-  std::string shard; // --sweep --shard k/N
+  JsonOption json;
+  std::string splitk = "1";
+  std::int64_t split_M = 256, split_K = 8192; // the sweep's split calls
+  std::string shard;                          // --sweep --shard k/N
 };
 
-// The sweep's rows (the performance tier's table).
-constexpr std::array<std::int64_t, 4> kSweepM = {1, 16, 128, 2048};
+// The sweep's rows (the performance tier's table): decoding batches, the middle of the range
+// and the Evo 2 1B projection (M 2048), at the given N and K.
+constexpr std::array<std::int64_t, 7> kSweepM = {1, 16, 64, 128, 200, 256, 2048};
 constexpr std::array<const char*, 2> kSweepProfiles = {"hopper", "ada"};
+// Its split calls: --split-M x --N x --split-K (256 x N x 8192 by default) with S parts, fast
+// accumulation, each profile's schemes, against the unsplit call of the same operands.
+constexpr std::array<int, 3> kSplitS = {2, 4, 8};
+struct SplitScheme {
+  const char* profile;
+  const char* scheme;
+};
+constexpr std::array<SplitScheme, 3> kSplitSchemes = {
+    {{"hopper", "contiguous"}, {"ada", "serial"}, {"ada", "pairwise"}}};
+// model::dot on one core: rows of K codes (the Google Benchmark mmaemu_bench_dot's shape).
+constexpr std::size_t kDotK = 4096, kDotRows = 64;
 
-template <class F> double best_seconds(int repeat, F f) {
-  double best = 1e300;
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The best of `repeat` runs of f: wall-clock seconds, and the process's CPU seconds (all its
+// threads), which a loaded machine disturbs much less.
+struct Timing {
+  double wall = 1e300, cpu = 1e300;
+};
+
+template <class F> Timing best_seconds(int repeat, F f) {
+  Timing best;
   for (int r = 0; r < repeat; ++r) {
+    const double c0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.wall = std::min(
+        best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best.cpu = std::min(best.cpu, process_cpu_seconds() - c0);
   }
   return best;
 }
@@ -103,10 +141,13 @@ bool reset_peak() {
 struct Row {
   std::string profile;
   bool fast = true;
+  int S = 1;
+  std::string scheme = "none";
   std::int64_t M = 0, N = 0, K = 0;
-  double ref_s = 0, blas_s = 0;
-  std::optional<double> peak_mb; // the call's peak: its operands plus what it allocated
-  double limit_mb = 0;           // 3 x (operands + output)
+  double ref_s = 0, blas_s = 0;         // wall-clock
+  double ref_cpu_s = 0, blas_cpu_s = 0; // CPU time of the process
+  std::optional<double> peak_mb;        // the call's peak: its operands plus what it allocated
+  double limit_mb = 0;                  // 3 x (operands + output)
 };
 
 double gmacs(const Row& r, double s) {
@@ -143,10 +184,12 @@ std::vector<float> decoded(const Tensor& t) {
 }
 
 Row run_row(const Tensor& a, const Tensor& b, const std::string& profile, bool fast,
-            unsigned threads, int repeat) {
+            unsigned threads, int repeat, const SplitK& split = {1, "none"}) {
   Row row;
   row.profile = profile;
   row.fast = fast;
+  row.S = split.S;
+  row.scheme = split.scheme;
   row.M = a.size(0);
   row.N = b.size(0);
   row.K = a.size(1);
@@ -156,16 +199,18 @@ Row run_row(const Tensor& a, const Tensor& b, const std::string& profile, bool f
 
   AccumulateOptions opt;
   opt.profile = profile;
-  opt.splitk = SplitKRequest::explicit_split(1);
+  opt.splitk = SplitKRequest::explicit_split(split.S, split.scheme);
   opt.threads = threads;
   const std::optional<double> before = status_kib("VmRSS:");
   const bool peak_ok = before && reset_peak();
   {
     Tensor acc;
-    row.ref_s = best_seconds(repeat, [&] {
+    const Timing t = best_seconds(repeat, [&] {
       acc = Tensor();
       acc = accumulate(a, b, fast, opt);
     });
+    row.ref_s = t.wall;
+    row.ref_cpu_s = t.cpu;
   }
   const std::optional<double> hwm = status_kib("VmHWM:");
   if (peak_ok && hwm)
@@ -174,12 +219,14 @@ Row run_row(const Tensor& a, const Tensor& b, const std::string& profile, bool f
   const std::vector<float> fa = decoded(a), fb = decoded(b);
   std::vector<float> fc(static_cast<std::size_t>(row.M * row.N));
   openblas_set_num_threads(static_cast<int>(threads));
-  row.blas_s = best_seconds(std::max(repeat, 3), [&] {
+  const Timing tb = best_seconds(std::max(repeat, 3), [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(row.M),
                 static_cast<int>(row.N), static_cast<int>(row.K), 1.0f, fa.data(),
                 static_cast<int>(row.K), fb.data(), static_cast<int>(row.K), 0.0f, fc.data(),
                 static_cast<int>(row.N));
   });
+  row.blas_s = tb.wall;
+  row.blas_cpu_s = tb.cpu;
   return row;
 }
 
@@ -188,6 +235,8 @@ nlohmann::json row_json(const Row& r, unsigned threads) {
                       {"N", r.N},
                       {"K", r.K},
                       {"fast", r.fast},
+                      {"splitk", r.S},
+                      {"scheme", r.scheme},
                       {"threads", threads},
                       {"profile", r.profile},
                       {"reference_seconds", r.ref_s},
@@ -195,23 +244,38 @@ nlohmann::json row_json(const Row& r, unsigned threads) {
                       {"sgemm_seconds", r.blas_s},
                       {"sgemm_gmacs", gmacs(r, r.blas_s)},
                       {"ratio", r.ref_s / r.blas_s},
+                      {"reference_cpu_seconds", r.ref_cpu_s},
+                      {"sgemm_cpu_seconds", r.blas_cpu_s},
+                      {"cpu_ratio", r.ref_cpu_s / r.blas_cpu_s},
                       {"peak_memory_limit_mb", r.limit_mb}};
   j["peak_memory_mb"] = r.peak_mb ? nlohmann::json(*r.peak_mb) : nlohmann::json(nullptr);
   return j;
 }
 
-std::string peak_text(const Row& r) {
-  if (!r.peak_mb)
-    return "unknown (/proc/self/clear_refs not writable)";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.0f MB (limit %.0f MB: 3 x operands and output)", *r.peak_mb,
-                r.limit_mb);
+// A size in MB given as the most readable unit: "1.23 GB", "45.6 MB", "789 kB".
+std::string size_text(double mb) {
+  char buf[32];
+  if (mb >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2f GB", mb / 1000);
+  else if (mb >= 10)
+    std::snprintf(buf, sizeof buf, "%.1f MB", mb);
+  else if (mb >= 1)
+    std::snprintf(buf, sizeof buf, "%.2f MB", mb);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f kB", mb * 1000);
   return buf;
 }
 
-int write_json(const std::string& path, const nlohmann::json& j) {
+std::string peak_text(const Row& r) {
+  if (!r.peak_mb)
+    return "unknown (/proc/self/clear_refs not writable)";
+  return size_text(*r.peak_mb) + "  the call's peak (operands + what it allocated); limit " +
+         size_text(r.limit_mb) + " = 3 x (operands + output)";
+}
+
+int write_json(const JsonOption& json, const nlohmann::json& j) {
   try {
-    support::write_file_atomic(path, j.dump(2) + "\n");
+    json.write(j);
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -219,101 +283,234 @@ int write_json(const std::string& path, const nlohmann::json& j) {
   return kOk;
 }
 
-int bench_gemm(const BenchArgs& args, unsigned threads) {
-  const bool fast = !args.slow;
+void print_call(const Row& r, unsigned threads, int repeat) {
+  const double macs =
+      static_cast<double>(r.M) * static_cast<double>(r.N) * static_cast<double>(r.K);
+  std::printf("shape      M=%lld N=%lld K=%lld (%.3g GMAC), profile %s, split %d%s%s, %u thread%s, "
+              "best of %d\n",
+              static_cast<long long>(r.M), static_cast<long long>(r.N), static_cast<long long>(r.K),
+              macs / 1e9, support::printable(r.profile).c_str(), r.S, r.S > 1 ? "," : "",
+              r.S > 1 ? r.scheme.c_str() : "", threads, threads == 1 ? "" : "s", repeat);
+  std::printf("accum      %s\n", r.fast ? "fast (use_fast_accum=True, --fast)"
+                                        : "slow (use_fast_accum=False: torch's default; --fast "
+                                          "for the other)");
+  std::printf("reference  %9.4f s  %9.3f GMAC/s  the exact emulation (mmaemu accumulate)\n",
+              r.ref_s, gmacs(r, r.ref_s));
+  std::printf("sgemm      %9.4f s  %9.3f GMAC/s  the baseline: OpenBLAS cblas_sgemm on the decoded "
+              "values (fp32, not exact)\n",
+              r.blas_s, gmacs(r, r.blas_s));
+  std::printf("ratio      %9.2f x  reference time / sgemm time (lower is faster)\n",
+              r.ref_s / r.blas_s);
+  std::printf("cpu ratio  %9.2f x  CPU seconds of the process, reference / sgemm\n",
+              r.ref_cpu_s / r.blas_cpu_s);
+  std::printf("peak       %s\n", peak_text(r).c_str());
+}
+
+int bench_gemm(const BenchArgs& args, const SplitK& split, unsigned threads) {
+  const bool fast = args.fast;
   std::mt19937_64 rng(args.seed);
   const Tensor a = make_operand(args.M, args.K, rng);
   const Tensor b = make_operand(args.N, args.K, rng);
-  Row r;
+  Row r, unsplit;
   try {
-    r = run_row(a, b, args.profile, fast, threads, args.repeat);
+    r = run_row(a, b, args.profile, fast, threads, args.repeat, split);
+    if (split.S > 1) // the same shape and operands in one part, in the same run
+      unsplit = run_row(a, b, args.profile, fast, threads, args.repeat);
   } catch (const MmaemuError& e) {
-    error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
+    error_line(std::string(e.class_name()) + ": " + e.what()); // the call raises
+    return kFailed;
   }
-  const double macs = static_cast<double>(args.M) * args.N * args.K;
-  std::printf(
-      "shape      M=%lld N=%lld K=%lld (%.2f GMAC), %s accumulation, profile %s, %u threads\n",
-      static_cast<long long>(args.M), static_cast<long long>(args.N),
-      static_cast<long long>(args.K), macs / 1e9, fast ? "fast" : "slow",
-      support::printable(args.profile).c_str(), threads);
-  std::printf("reference  %9.3f s  %8.3f GMAC/s  (exact, mmaemu accumulate)\n", r.ref_s,
-              gmacs(r, r.ref_s));
-  std::printf("sgemm      %9.3f s  %8.3f GMAC/s  (OpenBLAS cblas_sgemm, fp32)\n", r.blas_s,
-              gmacs(r, r.blas_s));
-  std::printf("peak       %s\n", peak_text(r).c_str());
-  std::printf("ratio: %.2f\n", r.ref_s / r.blas_s);
-  return args.json.empty() ? kOk : write_json(args.json, row_json(r, threads));
+  print_call(r, threads, args.repeat);
+  nlohmann::json j = row_json(r, threads);
+  if (split.S > 1) {
+    std::printf("unsplit    %9.3f s  %8.3f GMAC/s  (the same call in one part; ratio %.2f)\n",
+                unsplit.ref_s, gmacs(unsplit, unsplit.ref_s), unsplit.ref_s / unsplit.blas_s);
+    std::printf("split_over_unsplit: %.3f\n", r.ref_s / unsplit.ref_s);
+    j["unsplit"] = row_json(unsplit, threads);
+    j["split_over_unsplit"] = r.ref_s / unsplit.ref_s;
+  }
+  return write_json(args.json, j);
 }
 
-// The sweep: one operand pair per M (shared by the four rows of that M), rows printed as
-// they finish.
+void print_sweep_row(const Row& r) {
+  char peak[32] = "?";
+  if (r.peak_mb)
+    std::snprintf(peak, sizeof peak, "%.0f", *r.peak_mb);
+  char split[32] = "1";
+  if (r.S > 1)
+    std::snprintf(split, sizeof split, "%d,%s", r.S, r.scheme.c_str());
+  std::printf("%-8s %-5s %6lld %6lld %-13s %11.4f %9.3f %12.3f %7.2f %9.2f %9s %9.0f\n",
+              r.profile.c_str(), r.fast ? "fast" : "slow", static_cast<long long>(r.M),
+              static_cast<long long>(r.K), split, r.ref_s, gmacs(r, r.ref_s), gmacs(r, r.blas_s),
+              r.ref_s / r.blas_s, r.ref_cpu_s / r.blas_cpu_s, peak, r.limit_mb);
+  std::fflush(stdout);
+}
+
+// The figures of one row in the sweep's benchmarks array, named after key.
+void add_row_benchmarks(nlohmann::json& benchmarks, const std::string& key, const Row& r) {
+  benchmarks.push_back(
+      {{"name", "ratio_" + key}, {"value", r.ref_s / r.blas_s}, {"unit", "x SGEMM time"}});
+  benchmarks.push_back(
+      {{"name", "gmacs_" + key}, {"value", gmacs(r, r.ref_s)}, {"unit", "GMAC/s"}});
+  benchmarks.push_back({{"name", "cpu_ratio_" + key},
+                        {"value", r.ref_cpu_s / r.blas_cpu_s},
+                        {"unit", "x SGEMM CPU time"}});
+  if (r.peak_mb) {
+    benchmarks.push_back({{"name", "peak_memory_" + key},
+                          {"value", *r.peak_mb / (r.limit_mb / 3)},
+                          {"unit", "x (operands + output)"}});
+  }
+}
+
+// model::dot on one core: kDotRows chains of kDotK codes (finite E4M3, the same rough Gaussian
+// as the GEMM operands) through dot_rows, the best of `repeat` timings of the calling thread's
+// CPU time (a figure for one core, as mmaemu_bench_dot's counter).
+double dot_gmacs(const std::string& profile, int repeat, std::mt19937_64& rng) {
+  const Tensor a =
+      make_operand(static_cast<std::int64_t>(kDotRows), static_cast<std::int64_t>(kDotK), rng);
+  const Tensor b =
+      make_operand(static_cast<std::int64_t>(kDotRows), static_cast<std::int64_t>(kDotK), rng);
+  const Preset& p = get_preset(get_profile(profile).preset);
+  std::vector<std::uint32_t> out(kDotRows);
+  const auto thread_seconds = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  constexpr int kCalls = 20; // about 5 M MAC per call: a timing well above the clock's step
+  double best = 1e300;
+  for (int r = 0; r < std::max(repeat, 3); ++r) {
+    const double t0 = thread_seconds();
+    for (int i = 0; i < kCalls; ++i) {
+      model::dot_rows(a.storage()->data(), b.storage()->data(), nullptr, kDotRows, kDotK, p, {},
+                      out.data());
+    }
+    best = std::min(best, thread_seconds() - t0);
+  }
+  return static_cast<double>(kCalls * kDotRows * kDotK) / best / 1e9;
+}
+
+// The sweep: one operand pair per M (shared by the four rows of that M), then the split calls
+// and model::dot, rows printed as they finish. Under --shard k/N the shard times the groups
+// k-1, k-1+N, ... of the table: each (M, profile) with its fast and slow rows, each profile's
+// split calls with their unsplit call, each profile's dot; the others' figures are listed
+// under not_in_shard. Every operand is drawn in every shard, so that each shard's are equal.
 int bench_sweep(const BenchArgs& args, unsigned threads, const harness::Shard& shard) {
-  std::printf("bench gemm --sweep: N=%lld K=%lld, %u threads; SGEMM (OpenBLAS) timed in the "
-              "same run; best of %d\n",
-              static_cast<long long>(args.N), static_cast<long long>(args.K), threads, args.repeat);
-  std::printf("%-8s %-5s %6s %11s %9s %12s %7s %9s %9s\n", "profile", "accum", "M", "reference s",
-              "GMAC/s", "sgemm GMAC/s", "ratio", "peak MB", "limit MB");
+  std::printf("bench gemm --sweep: N=%lld K=%lld (split calls: M=%lld K=%lld), %u threads; SGEMM "
+              "(OpenBLAS) timed in the same run; best of %d\n",
+              static_cast<long long>(args.N), static_cast<long long>(args.K),
+              static_cast<long long>(args.split_M), static_cast<long long>(args.split_K), threads,
+              args.repeat);
+  std::printf("%-8s %-5s %6s %6s %-13s %11s %9s %12s %7s %9s %9s %9s\n", "profile", "accum", "M",
+              "K", "split", "reference s", "GMAC/s", "sgemm GMAC/s", "ratio", "cpu ratio",
+              "peak MB", "limit MB");
+  std::printf("columns: reference s and GMAC/s of the exact emulation; sgemm GMAC/s of OpenBLAS on "
+              "the decoded values; ratio = reference time / sgemm time, cpu ratio the same in CPU "
+              "seconds (lower is faster); peak = the call's peak memory, limit = 3 x (operands + "
+              "output), both in MB\n");
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array(), benchmarks = nlohmann::json::array();
   nlohmann::json not_in_shard = nlohmann::json::array();
+  std::size_t group = 0;
+  const auto mine = [&] { return shard.count <= 1 || group++ % shard.count == shard.index - 1; };
   std::mt19937_64 rng(args.seed);
-  const Tensor b = make_operand(args.N, args.K, rng);
-  std::size_t group = 0; // (M, profile): its fast and slow rows stay together in one shard
-  for (const std::int64_t M : kSweepM) {
-    const Tensor a = make_operand(M, args.K, rng); // every M's, so that each shard's are equal
-    for (const char* profile : kSweepProfiles) {
-      if (shard.count > 1 && group++ % shard.count != shard.index - 1) {
-        const std::string at = std::string(profile) + "_";
-        for (const char* mode : {"fast", "slow"}) {
-          const std::string key = at + mode + "_M" + std::to_string(M);
-          for (const char* what : {"ratio_", "gmacs_", "peak_memory_"})
-            not_in_shard.push_back(what + key);
-        }
-        not_in_shard.push_back("slow_over_fast_" + at + "M" + std::to_string(M));
-        continue;
-      }
-      double fast_s = 0;
-      for (const bool fast : {true, false}) {
-        Row r;
-        try {
-          r = run_row(a, b, profile, fast, threads, args.repeat);
-        } catch (const MmaemuError& e) {
-          error_line(std::string(e.class_name()) + ": " + e.what());
-          return kUsage;
-        }
-        char peak[32] = "?";
-        if (r.peak_mb)
-          std::snprintf(peak, sizeof peak, "%.0f", *r.peak_mb);
-        std::printf("%-8s %-5s %6lld %11.4f %9.3f %12.3f %7.2f %9s %9.0f\n", profile,
-                    fast ? "fast" : "slow", static_cast<long long>(M), r.ref_s, gmacs(r, r.ref_s),
-                    gmacs(r, r.blas_s), r.ref_s / r.blas_s, peak, r.limit_mb);
-        std::fflush(stdout);
-        rows.push_back(row_json(r, threads));
-        const std::string key =
-            std::string(profile) + "_" + (fast ? "fast" : "slow") + "_M" + std::to_string(M);
-        benchmarks.push_back(
-            {{"name", "ratio_" + key}, {"value", r.ref_s / r.blas_s}, {"unit", "x SGEMM time"}});
-        benchmarks.push_back(
-            {{"name", "gmacs_" + key}, {"value", gmacs(r, r.ref_s)}, {"unit", "GMAC/s"}});
-        if (r.peak_mb) {
-          benchmarks.push_back({{"name", "peak_memory_" + key},
-                                {"value", *r.peak_mb / (r.limit_mb / 3)},
-                                {"unit", "x (operands + output)"}});
-        }
-        if (fast) {
-          fast_s = r.ref_s;
-        } else {
-          benchmarks.push_back(
-              {{"name", std::string("slow_over_fast_") + profile + "_M" + std::to_string(M)},
-               {"value", r.ref_s / fast_s},
-               {"unit", "x fast time"}});
+  try {
+    {
+      const Tensor b = make_operand(args.N, args.K, rng);
+      for (const std::int64_t M : kSweepM) {
+        const Tensor a = make_operand(M, args.K, rng);
+        for (const char* profile : kSweepProfiles) {
+          if (!mine()) {
+            const std::string at = std::string(profile) + "_";
+            for (const char* mode : {"fast", "slow"}) {
+              const std::string key = at + mode + "_M" + std::to_string(M);
+              for (const char* what : {"ratio_", "gmacs_", "cpu_ratio_", "peak_memory_"})
+                not_in_shard.push_back(what + key);
+            }
+            not_in_shard.push_back("slow_over_fast_" + at + "M" + std::to_string(M));
+            continue;
+          }
+          double fast_s = 0;
+          for (const bool fast : {true, false}) {
+            const Row r = run_row(a, b, profile, fast, threads, args.repeat);
+            print_sweep_row(r);
+            rows.push_back(row_json(r, threads));
+            add_row_benchmarks(benchmarks,
+                               std::string(profile) + "_" + (fast ? "fast" : "slow") + "_M" +
+                                   std::to_string(M),
+                               r);
+            if (fast) {
+              fast_s = r.ref_s;
+            } else {
+              benchmarks.push_back(
+                  {{"name", std::string("slow_over_fast_") + profile + "_M" + std::to_string(M)},
+                   {"value", r.ref_s / fast_s},
+                   {"unit", "x fast time"}});
+            }
+          }
         }
       }
     }
+    {
+      const Tensor b = make_operand(args.N, args.split_K, rng);
+      const Tensor a = make_operand(args.split_M, args.split_K, rng);
+      const std::string shape =
+          "_fast_M" + std::to_string(args.split_M) + "_K" + std::to_string(args.split_K);
+      std::string last_profile;
+      double unsplit_s = 0;
+      bool ours = false;
+      for (const SplitScheme& sc : kSplitSchemes) {
+        if (sc.profile != last_profile)
+          ours = mine(); // a profile's split calls are one group
+        if (!ours) {
+          if (sc.profile != last_profile) {
+            for (const char* what : {"ratio_", "gmacs_", "cpu_ratio_", "peak_memory_"})
+              not_in_shard.push_back(what + (sc.profile + shape) + "_S1");
+          }
+          for (const int S : kSplitS) {
+            const std::string split = "_S" + std::to_string(S) + "_" + sc.scheme;
+            for (const char* what : {"ratio_", "gmacs_", "cpu_ratio_", "peak_memory_"})
+              not_in_shard.push_back(what + (sc.profile + shape) + split);
+            not_in_shard.push_back(std::string("split_over_unsplit_") + sc.profile + split);
+          }
+          last_profile = sc.profile;
+          continue;
+        }
+        if (sc.profile != last_profile) { // the unsplit call, once per profile
+          const Row r = run_row(a, b, sc.profile, true, threads, args.repeat);
+          print_sweep_row(r);
+          rows.push_back(row_json(r, threads));
+          add_row_benchmarks(benchmarks, sc.profile + shape + "_S1", r);
+          unsplit_s = r.ref_s;
+          last_profile = sc.profile;
+        }
+        for (const int S : kSplitS) {
+          const Row r = run_row(a, b, sc.profile, true, threads, args.repeat, {S, sc.scheme});
+          print_sweep_row(r);
+          rows.push_back(row_json(r, threads));
+          const std::string split = "_S" + std::to_string(S) + "_" + sc.scheme;
+          add_row_benchmarks(benchmarks, sc.profile + shape + split, r);
+          benchmarks.push_back({{"name", std::string("split_over_unsplit_") + sc.profile + split},
+                                {"value", r.ref_s / unsplit_s},
+                                {"unit", "x unsplit time"}});
+        }
+      }
+    }
+    for (const char* profile : kSweepProfiles) {
+      const std::string name = std::string("dot_gmacs_") + profile + "_K" + std::to_string(kDotK);
+      if (!mine()) {
+        not_in_shard.push_back(name);
+        continue;
+      }
+      const double g = dot_gmacs(profile, args.repeat, rng);
+      std::printf("dot      %-5s K=%zu, one core: %.3f G MAC/s\n", profile, kDotK, g);
+      std::fflush(stdout);
+      benchmarks.push_back({{"name", name}, {"value", g}, {"unit", "G MAC/s, one core"}});
+    }
+  } catch (const MmaemuError& e) {
+    error_line(std::string(e.class_name()) + ": " + e.what()); // a call raised
+    return kFailed;
   }
-  if (args.json.empty())
-    return kOk;
   nlohmann::json result = {{"N", args.N},           {"K", args.K},  {"threads", threads},
                            {"repeat", args.repeat}, {"rows", rows}, {"benchmarks", benchmarks}};
   if (shard.count > 1) {
@@ -334,12 +531,27 @@ int run_bench_gemm(const BenchArgs& args) {
     error_line("bench gemm: --sweep runs fast and slow; give neither --fast nor --slow");
     return kUsage;
   }
-  if (args.M <= 0 || args.N <= 0 || args.K <= 0 || args.repeat < 1) {
-    error_line("bench gemm: M, N, K and --repeat must be positive");
+  if (args.M <= 0 || args.N <= 0 || args.K <= 0 || args.repeat < 1 || args.split_M <= 0 ||
+      args.split_K <= 0) {
+    error_line("bench gemm: M, N, K, --split-M, --split-K and --repeat must be positive");
     return kUsage;
   }
   if (args.threads > 4096) {
     error_line("--threads: " + std::to_string(args.threads) + " is over 4096");
+    return kUsage;
+  }
+  SplitK split{1, "none"};
+  try {
+    const SplitKRequest req = parse_splitk(args.splitk);
+    if (req.is_auto)
+      throw ValueError("bench gemm times an explicit split: 1 or S,scheme, not 'auto'");
+    split = req.split;
+  } catch (const MmaemuError& e) {
+    error_line("--splitk: " + std::string(e.what()));
+    return kUsage;
+  }
+  if (args.sweep && split.S != 1) {
+    error_line("bench gemm: --sweep times its own split calls; give no --splitk");
     return kUsage;
   }
   harness::Shard shard;
@@ -351,10 +563,16 @@ int run_bench_gemm(const BenchArgs& args) {
     }
     // Before the operands are allocated.
     check_gemm_size(args.sweep ? kSweepM.back() : args.M, args.N, args.K);
-    if (!args.json.empty())
-      support::check_output_path(args.json); // before the run
+    if (args.sweep)
+      check_gemm_size(args.split_M, args.N, args.split_K);
+    if (!args.sweep)
+      get_profile(args.profile); // an unknown name is a usage error, before the operands
+    args.json.check();           // before the run
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const std::exception& e) {
-    error_line(std::string("bench gemm: ") + e.what());
+    error_line(std::string("bench gemm: ") + (args.sweep ? "" : "--profile: ") + e.what());
     return kUsage;
   }
 #ifndef MMAEMU_WITH_OPENBLAS
@@ -365,7 +583,7 @@ int run_bench_gemm(const BenchArgs& args) {
   const unsigned threads =
       args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
   try {
-    return args.sweep ? bench_sweep(args, threads, shard) : bench_gemm(args, threads);
+    return args.sweep ? bench_sweep(args, threads, shard) : bench_gemm(args, split, threads);
   } catch (const std::bad_alloc&) {
     error_line("bench gemm: out of memory for M=" + std::to_string(args.M) +
                " N=" + std::to_string(args.N) + " K=" + std::to_string(args.K));
@@ -385,19 +603,28 @@ void add_bench(CLI::App& app, int& exit_code) {
   g->add_option("--M", args->M, "rows")->capture_default_str();
   g->add_option("--N", args->N, "columns")->capture_default_str();
   g->add_option("--K", args->K, "inner dimension")->capture_default_str();
-  g->add_flag("--fast", args->fast, "fast accumulation (the default)");
-  g->add_flag("--slow", args->slow, "slow accumulation (128-element chunks)");
+  g->add_flag("--fast", args->fast, "fast accumulation (use_fast_accum=True)");
+  g->add_flag("--slow", args->slow,
+              "slow accumulation, 128-element chunks (the default, as torch, gemm and explain)");
   g->add_option("--threads", args->threads, "threads for both (0: all cores)")
       ->capture_default_str();
   g->add_option("--profile", args->profile, "profile")->capture_default_str();
   g->add_option("--repeat", args->repeat, "runs; the best is reported")->capture_default_str();
+  g->add_option("--split-M", args->split_M, "--sweep: rows of the split calls")
+      ->capture_default_str();
+  g->add_option("--split-K", args->split_K, "--sweep: inner dimension of the split calls")
+      ->capture_default_str();
+  g->add_option("--splitk", args->splitk,
+                "1 | S,contiguous | S,serial | S,pairwise: the split call, timed with the "
+                "unsplit call of the same shape")
+      ->capture_default_str();
   g->add_flag("--sweep", args->sweep,
-              "the performance table: M in {1, 16, 128, 2048} (with --N and --K), fast and "
-              "slow, profiles hopper and ada");
-  g->add_option("--json", args->json, "write the figures as JSON");
+              "the performance table: M in {1, 16, 64, 128, 200, 256, 2048} (with --N and --K), "
+              "fast and slow, profiles hopper and ada; split calls; model::dot");
+  args->json.add(*g, "write the figures");
   g->add_option("--shard", args->shard,
-                "with --sweep: k/N, the (M, profile) groups k-1, k-1+N, ... of the table (T6's "
-                "shards)");
+                "with --sweep: k/N, the groups k-1, k-1+N, ... of the table ((M, profile), each "
+                "profile's split calls, each profile's dot; T6's shards)");
   g->callback([args, &exit_code] { exit_code = run_bench_gemm(*args); });
   add_bench_kernels(*bench, exit_code);
 }

@@ -11,12 +11,15 @@
 #include <cstdio>
 #include <memory>
 
+#include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/kernel_bench.hpp"
+#include "mmaemu/kernels/kernel_spec.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -25,7 +28,8 @@ namespace {
 struct BenchKernelsArgs {
   kernels::BenchOptions options;
   std::vector<std::int64_t> shape;
-  std::string json;
+  std::string device = "0";
+  JsonOption json;
 };
 
 int run_bench_kernels(BenchKernelsArgs& args) {
@@ -39,13 +43,16 @@ int run_bench_kernels(BenchKernelsArgs& args) {
     o.N = args.shape[1];
     o.K = args.shape[2];
   }
-  if (!args.json.empty()) {
-    try {
-      support::check_output_path(args.json); // before the run
-    } catch (const std::exception& e) {
-      error_line(e.what());
-      return kUsage;
-    }
+  try {
+    o.device = parse_cuda_device("--device", args.device);
+    args.json.check(); // before the run
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  if (const std::string absent = absent_kernel_message(o.kernels); !absent.empty()) {
+    error_line(absent);
+    return kUnavailable;
   }
   o.progress = [](const std::string& line) {
     std::fprintf(stderr, "bench kernels: %s\n", support::printable(line, 600).c_str());
@@ -64,9 +71,9 @@ int run_bench_kernels(BenchKernelsArgs& args) {
   else
     std::fputs(kernels::bench_report_table(report).c_str(), stdout);
   std::fflush(stdout);
-  if (!args.json.empty()) {
+  if (args.json.given()) {
     try {
-      support::write_file_atomic(args.json, kernels::bench_report_json(report), 0644);
+      args.json.write_text(kernels::bench_report_json(report));
     } catch (const std::exception& e) {
       error_line(e.what());
       return report.exit_code != kOk ? report.exit_code : kUsage;
@@ -82,10 +89,13 @@ void add_bench_kernels(CLI::App& bench, int& exit_code) {
   kernels::BenchOptions& o = args->options;
   CLI::App* cmd = bench.add_subcommand(
       "kernels", "Time the CUDA kernels with CUDA events after an exactness gate");
-  cmd->add_option("--kernels", o.kernels, "kernels to time (default: v1,v4,h1,h4)")->delimiter(',');
+  cmd->add_option("--kernels", o.kernels,
+                  "kernels to time (default: all of " + kernels::kernel_names_text() + ")")
+      ->delimiter(',');
   cmd->add_option("--shape", args->shape, "M,N,K (default: the Evo 2 1B projection 2048,5760,1920)")
       ->delimiter(',');
-  cmd->add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--device", args->device, "CUDA device: cuda, cuda:N or N")
+      ->capture_default_str();
   cmd->add_option("--warmup-s", o.warmup_s, "warm-up seconds per kernel")->capture_default_str();
   cmd->add_option("--window-s", o.window_s, "seconds per kernel and window")->capture_default_str();
   cmd->add_option("--windows", o.windows, "interleaved windows; the median is reported")
@@ -97,7 +107,7 @@ void add_bench_kernels(CLI::App& bench, int& exit_code) {
   cmd->add_option(
       "--nvidia-smi", o.nvidia_smi,
       "nvidia-smi to sample clocks with (default: PATH, then WSL's; none: no sampling)");
-  cmd->add_option("--json", args->json, "write the report as JSON to this file");
+  args->json.add(*cmd, "write the report");
   cmd->callback([args, &exit_code] { exit_code = run_bench_kernels(*args); });
 }
 

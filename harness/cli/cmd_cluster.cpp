@@ -24,6 +24,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/process.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 #include "slurm_scripts.hpp"
 
 namespace mmaemu::cli {
@@ -37,6 +38,7 @@ struct ClusterArgs {
   std::string tier, run_dir, partition, gpu_partition, merge_partition,
       gres_type = "gpu", mem, account, qos, only, signing_key, keys, build_dir, tiers, mmaemu,
       sbatch = "sbatch";
+  JsonOption json;
   std::size_t shards = 0;
   int gpus = -1; // -1: 1 where the tier needs a device, else none
   unsigned cpus_per_task = 1, time_limit = 0, merge_time = 10;
@@ -86,6 +88,7 @@ int run_slurm(const ClusterArgs& a) {
   std::vector<harness::TierSpec> tiers;
   std::string mutant_tier;
   try {
+    a.json.check();
     harness::LayoutOverrides o;
     o.tiers_dir = a.tiers;
     o.build_dir = a.build_dir;
@@ -245,8 +248,22 @@ int run_slurm(const ClusterArgs& a) {
               p.partition.empty() ? "" : (" on partition " + p.partition).c_str());
   std::printf("  %s/shard.sbatch\n  %s/merge.sbatch\n  %s/submit.sh\n", p.run_dir.c_str(),
               p.run_dir.c_str(), p.run_dir.c_str());
+  json out = {{"run_dir", p.run_dir.string()},
+              {"tier", p.tier},
+              {"shards", p.shards},
+              {"scripts",
+               {(p.run_dir / "shard.sbatch").string(), (p.run_dir / "merge.sbatch").string(),
+                (p.run_dir / "submit.sh").string()}},
+              {"merged_log", run["merged_log"]},
+              {"submitted", false}};
   if (!a.submit) {
     std::printf("submit with: bash %s/submit.sh\n", p.run_dir.c_str());
+    try {
+      a.json.write(out);
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
     return kOk;
   }
   try {
@@ -271,9 +288,18 @@ int run_slurm(const ClusterArgs& a) {
                 array.c_str(), p.shards, merge.c_str(),
                 a.hold_merge ? (" (held: scontrol release " + merge + ")").c_str() : "",
                 run["merged_log"].get<std::string>().c_str());
+    out["submitted"] = true;
+    out["array_job"] = array;
+    out["merge_job"] = merge;
   } catch (const std::exception& e) {
     error_line(e.what());
     return kFailed;
+  }
+  try {
+    a.json.write(out);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
   return kOk;
 }
@@ -332,6 +358,7 @@ void add_cluster(CLI::App& app, int& exit_code) {
   s->add_option("--build-dir", a->build_dir, "Build tree the tasks use (default: this mmaemu's)");
   s->add_option("--tiers", a->tiers, "Folder of tier files (default: found beside mmaemu)");
   s->add_option("--mmaemu", a->mmaemu, "The program the tasks run (default: this one)");
+  a->json.add(*s, "the run folder, its scripts and, with --submit, the job ids");
   s->add_flag("--submit", a->submit, "Submit the array and the merge job (sbatch)");
   s->add_flag("--hold-merge", a->hold_merge,
               "With --submit: submit the merge job held (scontrol release JOB starts it)");

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu dot --a HEX... --b HEX... [--c BITS] [--preset NAME] [--fmt-a F] [--fmt-b F]
-//            [--acc fp32|fp16]
+//            [--acc fp32|fp16] [--json PATH]
 // One chain on FP8 codes (2 hex digits each), fp16 / bf16 codes (4 hex digits) or tf32 values
 // (the 8 hex digits of their binary32 pattern, low 13 bits zero); prints the result bits in
-// the accumulator's format.
+// the accumulator's format, their fields and the decimal value they hold.
 
+#include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
+#include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/dot.hpp"
 #include "mmaemu/emulator/dot_codes.hpp"
+#include "mmaemu/emulator/encode_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -25,7 +31,27 @@ struct DotArgs {
   std::string preset = "hopper";
   std::string fmt_a = "e4m3", fmt_b = "e4m3";
   std::string acc = "fp32";
+  JsonOption json;
 };
+
+// The decimal value of result bits in format `f` (binary32 or fp16), the shortest form that
+// reads back to the same value (a display for people: every claim is on the bits): "0.9375",
+// "-0", "inf", "NaN".
+std::string decimal_of(std::uint32_t bits, Format f) {
+  if (f == Format::fp16 && (bits & 0x7C00u) == 0x7C00u) // Inf and NaN: no finite value
+    return (bits & 0x03FFu) ? "NaN" : (bits & 0x8000u) ? "-inf" : "inf";
+  // A finite fp16 value is a binary32 value: widened exactly.
+  const std::uint32_t b32 =
+      f == Format::fp32 ? bits
+                        : encode_exact_bits(Format::fp32, decode_bits(f, bits), Overflow::infinity);
+  float v;
+  std::memcpy(&v, &b32, sizeof v);
+  if (v != v)
+    return "NaN";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
 
 // Codes of format f, one hex token each: FP8 up to FF, fp16 / bf16 up to FFFF, tf32 as the 8
 // hex digits of its binary32 container (low 13 bits zero).
@@ -57,6 +83,7 @@ std::vector<std::uint32_t> parse_codes(const std::vector<std::string>& toks, con
 }
 
 int run_dot(const DotArgs& args) {
+  args.json.check();
   const auto fa = parse_format(args.fmt_a);
   const auto fb = parse_format(args.fmt_b);
   const char* known = "' is not e4m3, e5m2, fp16, bf16 or tf32";
@@ -93,7 +120,17 @@ int run_dot(const DotArgs& args) {
     const auto b = parse_codes(args.b, "b", *fb);
     d = model::dot_codes(a, b, static_cast<std::uint32_t>(c), preset, {*fa, *fb}, *acc);
   }
-  std::printf("%s\n", decompose_bits(d, *acc).c_str());
+  std::printf("%s = %s\n", decompose_bits(d, *acc).c_str(), decimal_of(d, *acc).c_str());
+  char hex[16];
+  std::snprintf(hex, sizeof hex, *acc == Format::fp32 ? "0x%08x" : "0x%04x", d);
+  args.json.write({{"bits", hex},
+                   {"fields", decompose_bits(d, *acc)},
+                   {"value", decimal_of(d, *acc)},
+                   {"preset", args.preset},
+                   {"fmt_a", args.fmt_a},
+                   {"fmt_b", args.fmt_b},
+                   {"acc", args.acc},
+                   {"K", args.a.size()}});
   return kOk;
 }
 
@@ -111,6 +148,7 @@ void add_dot(CLI::App& app, int& exit_code) {
   cmd->add_option("--fmt-b", args->fmt_b, "e4m3, e5m2, fp16, bf16 or tf32")->capture_default_str();
   cmd->add_option("--acc", args->acc, "Accumulator: fp32, or fp16 (fp16 presets)")
       ->capture_default_str();
+  args->json.add(*cmd, "write the result (bits, fields, decimal value)");
   cmd->callback([args, &exit_code] { exit_code = run_dot(*args); });
 }
 

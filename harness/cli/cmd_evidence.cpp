@@ -23,6 +23,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -35,7 +36,7 @@ namespace {
 struct EvidenceArgs {
   std::string source_dir;
   std::string profile;
-  std::string json;
+  JsonOption json;
 };
 
 fs::path source_dir_of(const std::string& given) {
@@ -89,15 +90,21 @@ Generated generate(const fs::path& src) {
 int run_write(const EvidenceArgs& a) {
   try {
     const fs::path src = source_dir_of(a.source_dir);
+    a.json.check({src / "emulator" / "data" / "evidence_t4.json", src / "docs" / "semantics.md",
+                  src / "emulator" / "data" / "evidence.json"});
     const Generated g = generate(src);
     for (const auto& p : g.problems)
       error_line(p);
-    if (!g.problems.empty())
+    if (!g.problems.empty()) {
+      a.json.write({{"written", json::array()}, {"problems", g.problems}});
       return kFailed;
+    }
     support::write_file_atomic(src / "emulator" / "data" / "evidence_t4.json", g.t4_text);
     support::write_file_atomic(src / "docs" / "semantics.md", g.semantics);
     std::printf("wrote emulator/data/evidence_t4.json and docs/semantics.md (rebuild mmaemu for "
                 "explain to use the new T4 extract)\n");
+    a.json.write({{"written", {"emulator/data/evidence_t4.json", "docs/semantics.md"}},
+                  {"problems", json::array()}});
     return kOk;
   } catch (const std::exception& e) {
     error_line(e.what());
@@ -108,6 +115,8 @@ int run_write(const EvidenceArgs& a) {
 int run_check(const EvidenceArgs& a) {
   try {
     const fs::path src = source_dir_of(a.source_dir);
+    a.json.check({src / "emulator" / "data" / "evidence_t4.json", src / "docs" / "semantics.md",
+                  src / "emulator" / "data" / "evidence.json"});
     const Generated g = generate(src);
     std::vector<std::string> problems = g.problems;
     const fs::path t4_file = src / "emulator" / "data" / "evidence_t4.json";
@@ -130,6 +139,7 @@ int run_check(const EvidenceArgs& a) {
     }
     for (const auto& p : problems)
       error_line(p);
+    a.json.write({{"current", problems.empty()}, {"problems", problems}});
     if (!problems.empty())
       return kFailed;
     std::printf("evidence: docs/semantics.md and emulator/data/evidence_t4.json are current\n");
@@ -143,8 +153,7 @@ int run_check(const EvidenceArgs& a) {
 int run_show(const EvidenceArgs& a) {
   const Profile* p = nullptr;
   try {
-    if (!a.json.empty())
-      support::check_output_path(a.json);
+    a.json.check();
     p = &get_profile_or_default(a.profile);
   } catch (const std::exception& e) {
     error_line(e.what());
@@ -184,9 +193,9 @@ int run_show(const EvidenceArgs& a) {
     modes[m == ev::Mode::slow ? "slow" : "fast"] = jm;
   }
   out["modes"] = modes;
-  if (!a.json.empty()) {
+  {
     try {
-      support::write_file_atomic(a.json, out.dump(2) + "\n");
+      a.json.write(out);
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;
@@ -203,15 +212,17 @@ void add_evidence(CLI::App& app, int& exit_code) {
   cmd->require_subcommand(1);
   CLI::App* show = cmd->add_subcommand("show", "Every decision's status on a profile");
   show->add_option("--profile", args->profile, "Profile (default: $MMAEMU_PROFILE or hopper)");
-  show->add_option("--json", args->json, "Write the statuses as JSON to this file");
+  args->json.add(*show, "the statuses");
   show->callback([args, &exit_code] { exit_code = run_show(*args); });
   CLI::App* write = cmd->add_subcommand(
       "write", "Regenerate emulator/data/evidence_t4.json and docs/semantics.md's tables");
   write->add_option("--source-dir", args->source_dir, "The source tree (default: this build's)");
+  args->json.add(*write, "what was written, or the problems");
   write->callback([args, &exit_code] { exit_code = run_write(*args); });
   CLI::App* check = cmd->add_subcommand(
       "check", "Exit 1 if the T4 extract or docs/semantics.md's tables are not current");
   check->add_option("--source-dir", args->source_dir, "The source tree (default: this build's)");
+  args->json.add(*check, "whether the extract and the tables are current, and the problems");
   check->callback([args, &exit_code] { exit_code = run_check(*args); });
 }
 

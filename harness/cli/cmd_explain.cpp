@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu explain M N K [call options] [--json PATH]
 // Exit status: 0 the call is valid, 1 it would raise, 2 usage error (M, N or K negative or over
-// the emulator's limits included: nothing is allocated for the operands, which are meta
-// tensors), 4 explain unavailable.
+// the emulator's limits, an unknown profile, backend or kernel name included: nothing is
+// allocated for the operands, which are meta tensors), 4 the backend or device asked for is
+// not here (BackendUnavailableError).
 
 #include <cstdio>
 
@@ -12,6 +13,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -22,25 +24,17 @@ std::string shown(const std::string& s) {
   return support::printable(s, 4096);
 }
 
-int run_explain(const CallArgs& args, const std::string& json_path) {
-  if (args.device != "auto" && args.device != "cpu") {
-    if (args.device == "cuda" || args.device.rfind("cuda:", 0) == 0) {
-      error_line("explain is unavailable for --device " + support::printable(args.device) +
-                 ": no CUDA device is visible (this build has no CUDA backend)");
-      return kUnavailable;
-    }
-    error_line("--device: '" + support::printable(args.device) +
-               "' is not auto, cpu, cuda or cuda:N");
-    return kUsage;
-  }
+int run_explain(const CallArgs& args, const JsonOption& json) {
   ScaledMmCall call;
   try {
-    if (!json_path.empty())
-      support::check_output_path(json_path); // before any output
+    json.check(); // before any output
     call = make_call(args);
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
+  } catch (const BackendUnavailableError& e) {
+    error_line(std::string(e.class_name()) + ": " + e.what());
+    return kUnavailable;
   } catch (const MmaemuError& e) {
     error_line(e.what());
     return kUsage;
@@ -56,7 +50,10 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
     std::printf("validation  ok\n");
   } else {
     std::printf("validation  %s: %s\n", plan.error_class.c_str(),
-                shown(plan.error_message).c_str());
+                shown(plan.error_class == "SplitKUnknownError"
+                          ? splitk_unknown_message(plan.error_message)
+                          : plan.error_message)
+                    .c_str());
   }
   std::printf("profile     %s (%s)\n", shown(plan.profile).c_str(), plan.profile_maturity.c_str());
   std::printf("preset      %s (%s)\n", shown(plan.preset).c_str(), plan.preset_maturity.c_str());
@@ -83,14 +80,14 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
     std::printf("decision    %s %s: %s\n", e.level.c_str(), shown(e.id).c_str(),
                 shown(e.text).c_str());
   }
-  if (!json_path.empty()) {
-    try {
-      support::write_file_atomic(json_path, call_plan_json(plan) + "\n");
-    } catch (const std::exception& e) {
-      error_line(e.what());
-      return kUsage;
-    }
+  try {
+    json.write_text(call_plan_json(plan));
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
+  if (!plan.ok && plan.error_class == "BackendUnavailableError")
+    return kUnavailable; // the backend or device is not here: unavailable, not a bad call
   return plan.ok ? kOk : kFailed;
 }
 
@@ -98,13 +95,13 @@ int run_explain(const CallArgs& args, const std::string& json_path) {
 
 void add_explain(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CallArgs>();
-  auto json = std::make_shared<std::string>();
+  auto json = std::make_shared<JsonOption>();
   CLI::App* cmd = app.add_subcommand("explain", "Validate a scaled_mm call and show its plan");
   cmd->add_option("M", args->M, "rows of input")->required();
   cmd->add_option("N", args->N, "columns of mat2")->required();
   cmd->add_option("K", args->K, "inner dimension")->required();
   add_call_options(*cmd, *args);
-  cmd->add_option("--json", *json, "Write the CallPlan as JSON to this file");
+  json->add(*cmd, "Write the CallPlan");
   cmd->callback([args, json, &exit_code] { exit_code = run_explain(*args, *json); });
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // mmaemu fatbin build [--release] [--out DIR] [--nvcc PATH] [--modules v1,h4] [--sources DIR]
-//                    [--allow-spills] [--json]
-// mmaemu fatbin check [--dir DIR] [--sources DIR] [--json]
+//                    [--allow-spills] [--json PATH]
+// mmaemu fatbin check [--dir DIR] [--sources DIR] [--json PATH]
 //
 // build: exit 0 when every module was built, checked and moved into place; 1 when nvcc or a
 // check failed (the old files are left as they were); 2 for bad arguments (unknown module, no
@@ -17,6 +17,7 @@
 #include "mmaemu/kernels/fatbin_build.hpp"
 #include "mmaemu/kernels/fatbin_manifest.hpp"
 #include "mmaemu/kernels/kernel_sources.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -29,16 +30,22 @@ struct BuildArgs {
   std::vector<std::string> modules;
   std::string sources;
   bool allow_spills = false;
-  bool json = false;
+  JsonOption json;
 };
 
 struct CheckArgs {
   std::string dir;
   std::string sources;
-  bool json = false;
+  JsonOption json;
 };
 
 int run_build(const BuildArgs& a) {
+  try {
+    a.json.check();
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   kernels::FatbinBuildOptions o;
   o.release = a.release;
   o.out = a.out.empty() ? std::filesystem::path("build/fatbin") : std::filesystem::path(a.out);
@@ -48,7 +55,7 @@ int run_build(const BuildArgs& a) {
   o.allow_spills = a.allow_spills;
   o.progress = [](const std::string& line) { std::cerr << line << '\n' << std::flush; };
   const kernels::FatbinBuildResult r = kernels::build_fatbins(o);
-  if (a.json) {
+  if (a.json.given()) {
     nlohmann::json j;
     j["format"] = "mmaemu-fatbin-build/1";
     j["status"] = r.status;
@@ -59,11 +66,16 @@ int run_build(const BuildArgs& a) {
     j["problems"] = r.problems;
     if (!r.report_json.empty())
       j["report"] = nlohmann::json::parse(r.report_json, nullptr, false);
-    std::cout << j.dump(2) << '\n';
+    try {
+      a.json.write(j);
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
   }
   for (const auto& p : r.problems)
     error_line("fatbin build: " + p);
-  if (r.status == 0 && !a.json)
+  if (r.status == 0)
     std::printf("fatbin build: %zu module(s) in %s (nvcc %s)\n", r.built.size(),
                 o.out.string().c_str(), r.nvcc_version.c_str());
   else if (r.status == 1)
@@ -72,10 +84,16 @@ int run_build(const BuildArgs& a) {
 }
 
 int run_check(const CheckArgs& a) {
+  try {
+    a.json.check();
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   const std::filesystem::path dir =
       a.dir.empty() ? kernels::fatbin_dir() : std::filesystem::path(a.dir);
   const kernels::FatbinCheckResult r = kernels::check_fatbin_dir(dir, a.sources);
-  if (a.json) {
+  if (a.json.given()) {
     nlohmann::json j;
     j["format"] = "mmaemu-fatbin-check/1";
     j["dir"] = dir.string();
@@ -83,11 +101,16 @@ int run_check(const CheckArgs& a) {
     j["status"] = r.status;
     j["consistent"] = r.status == 0;
     j["problems"] = r.problems;
-    std::cout << j.dump(2) << '\n';
+    try {
+      a.json.write(j);
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
   }
   for (const auto& p : r.problems)
     error_line("fatbin check: " + p);
-  if (r.status == 0 && !a.json)
+  if (r.status == 0)
     std::printf("fatbin check: %s is consistent with the %s sources\n", dir.string().c_str(),
                 a.sources.empty() ? "embedded" : a.sources.c_str());
   return r.status == 0 ? kOk : r.status == 1 ? kFailed : kUsage;
@@ -110,7 +133,7 @@ void add_fatbin(CLI::App& app, int& exit_code) {
   build->add_option("--sources", b->sources,
                     "Kernel source folder (default: the kernels/cuda this mmaemu was built from)");
   build->add_flag("--allow-spills", b->allow_spills, "Accept ptxas register spills");
-  build->add_flag("--json", b->json, "Print the result and build report as JSON on stdout");
+  b->json.add(*build, "Also write the result and build report");
   build->callback([b, &exit_code] { exit_code = run_build(*b); });
 
   auto c = std::make_shared<CheckArgs>();
@@ -119,7 +142,7 @@ void add_fatbin(CLI::App& app, int& exit_code) {
   check->add_option("--dir", c->dir, "Fatbin folder (default: where mmaemu loads them from)");
   check->add_option("--sources", c->sources,
                     "Compare with this kernel source folder instead of the embedded sources");
-  check->add_flag("--json", c->json, "Print the result as JSON on stdout");
+  c->json.add(*check, "Also write the result");
   check->callback([c, &exit_code] { exit_code = run_check(*c); });
 }
 

@@ -19,6 +19,7 @@
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -28,7 +29,8 @@ struct GemmArgs {
   CallArgs call;
   std::uint64_t seed = 1;
   unsigned threads = 0;
-  std::string from, case_id, write, json;
+  std::string from, case_id, write;
+  JsonOption json;
   bool sizes_given = false; // --M, --N and --K all given
   bool any_size = false;    // one of them given
 };
@@ -100,17 +102,15 @@ int run_gemm(GemmArgs args) {
       support::check_input_file(args.from, support::kMaxRecordingBytes, "recording");
     }
     if (!args.write.empty())
-      support::check_output_path(args.write, inputs);
-    if (!args.json.empty()) {
-      auto in = inputs;
-      if (!args.write.empty())
-        in.push_back(args.write);
-      support::check_output_path(args.json, in);
-      if (args.json == args.write) {
-        error_line("--json and --write name the same file '" + shown(args.json) + "'");
-        return kUsage;
-      }
+      check_output_option("--write", args.write, inputs);
+    if (args.json.given() && args.json.path() == args.write) {
+      error_line("--json and --write name the same file '" + shown(args.write) + "'");
+      return kUsage;
     }
+    auto in = inputs;
+    if (!args.write.empty())
+      in.push_back(args.write);
+    args.json.check(in);
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
@@ -171,6 +171,9 @@ int run_gemm(GemmArgs args) {
   ScaledMmCall call;
   try {
     call = make_call(args.call, &a_rows, &b_rows);
+  } catch (const BackendUnavailableError& e) {
+    error_line(std::string(e.class_name()) + ": " + e.what());
+    return kUnavailable;
   } catch (const MmaemuError& e) {
     error_line(e.what());
     return kUsage;
@@ -182,6 +185,13 @@ int run_gemm(GemmArgs args) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     result = scaled_mm(call);
+  } catch (const BackendUnavailableError& e) {
+    // The backend or device asked for is not here: unavailable (4), not a call that raises.
+    error_line(std::string(e.class_name()) + ": " + e.what());
+    return kUnavailable;
+  } catch (const SplitKUnknownError& e) {
+    error_line(std::string(e.class_name()) + ": " + splitk_unknown_message(e.what()));
+    return kFailed;
   } catch (const MmaemuError& e) {
     error_line(std::string(e.class_name()) + ": " + e.what());
     return kFailed;
@@ -234,14 +244,20 @@ int run_gemm(GemmArgs args) {
       recordings::write_recording(args.write, rec);
       std::printf("written   %s\n", shown(args.write).c_str());
     }
-    if (!args.json.empty()) {
-      nlohmann::json j = {{"operands", source},      {"dtype", spec(result.dtype()).torch_name},
-                          {"shape", result.shape()}, {"backend", backend_used},
-                          {"seconds", seconds},      {"sha256", sha}};
+    if (args.json.given()) {
+      nlohmann::json j = {{"operands", source},
+                          {"dtype", spec(result.dtype()).torch_name},
+                          {"shape", result.shape()},
+                          {"use_fast_accum", call.use_fast_accum},
+                          {"profile", get_profile_or_default(call.profile).name},
+                          {"splitk", args.call.splitk},
+                          {"backend", backend_used},
+                          {"seconds", seconds},
+                          {"sha256", sha}};
       auto in = inputs;
       if (!args.write.empty())
         in.push_back(args.write);
-      support::write_file_atomic(args.json, j.dump(2) + "\n", 0644, in);
+      args.json.write(j, in);
     }
   } catch (const std::exception& e) {
     error_line(e.what());
@@ -255,7 +271,8 @@ int run_gemm(GemmArgs args) {
 void add_gemm(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<GemmArgs>();
   CLI::App* cmd =
-      app.add_subcommand("gemm", "Run a scaled_mm on the CPU reference and hash the result");
+      app.add_subcommand("gemm", "Run a scaled_mm (the CPU reference unless --backend or --device "
+                                 "says otherwise) and hash the result");
   cmd->add_option("--M", args->call.M, "rows of input");
   cmd->add_option("--N", args->call.N, "columns of mat2");
   cmd->add_option("--K", args->call.K, "inner dimension");
@@ -266,7 +283,7 @@ void add_gemm(CLI::App& app, int& exit_code) {
   cmd->add_option("--from", args->from, "take the operands of a gemm case of this recording");
   cmd->add_option("--case", args->case_id, "the case id in --from (default: the first)");
   cmd->add_option("--write", args->write, "write operands and result as a gemm recording (.h5)");
-  cmd->add_option("--json", args->json, "write the summary as JSON");
+  args->json.add(*cmd, "write the summary");
   cmd->callback([cmd, args, &exit_code] {
     const auto given = [cmd](const char* name) { return cmd->get_option(name)->count() > 0; };
     args->sizes_given = given("--M") && given("--N") && given("--K");

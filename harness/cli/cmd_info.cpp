@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu info [--device N] [--json PATH]: version, presets, profiles, and the status of every
-// backend (seed 000, "Selection": available, validated_here, source, reason) on device N
+// mmaemu info [--device cuda:N] [--json PATH]: version, presets, profiles, and the status of
+// every backend (seed 000, "Selection": available, validated_here, source, reason) on device N
 // (default 0). Kernel modules are loaded and gated only when a CUDA device is visible; without
-// one every kernel is listed as unavailable with the reason, and nothing but the driver
-// library is touched (nothing at all with MMAEMU_DISABLE_CUDA=1).
+// one the reason is stated once and every kernel is listed as unavailable for it, and nothing
+// but the driver library is touched (nothing at all with MMAEMU_DISABLE_CUDA=1). The known
+// kernels this build lacks are listed as absent, with the reason.
 
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/preset.hpp"
@@ -19,6 +21,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -118,14 +121,12 @@ nlohmann::json device_json(int ordinal) {
   return {{"index", ordinal}, {"available", false}, {"reason", why}};
 }
 
-int run_info(const std::string& json_path, int device) {
-  if (!json_path.empty()) {
-    try {
-      support::check_output_path(json_path); // before anything is printed
-    } catch (const support::FileError& e) {
-      error_line(e.what());
-      return kUsage;
-    }
+int run_info(const JsonOption& json, int device) {
+  try {
+    json.check(); // before anything is printed
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   }
   nlohmann::json j = info_json();
   nlohmann::json profiles = nlohmann::json::array();
@@ -148,7 +149,15 @@ int run_info(const std::string& json_path, int device) {
   j["profiles"] = profiles;
   if (device >= 0)
     j["device"] = device_json(device);
+  const std::string cuda_why = kernels::cuda_unavailable_reason();
+  j["cuda"] = {{"available", cuda_why.empty()}, {"reason", cuda_why}};
   j["backends"] = backends_json(device >= 0 ? device : 0);
+  nlohmann::json absent = nlohmann::json::array();
+  for (const auto name : kernels::absent_kernel_names()) {
+    absent.push_back(
+        {{"name", "cuda:" + std::string(name)}, {"reason", kernels::absent_kernel_reason(name)}});
+  }
+  j["absent_kernels"] = absent;
   std::printf("mmaemu %s\n", MMAEMU_VERSION);
   std::printf("presets:\n");
   for (const auto& p : j["presets"]) {
@@ -181,24 +190,32 @@ int run_info(const std::string& json_path, int device) {
   std::printf("backends:\n");
   for (const auto& b : j["backends"]) {
     const std::string name = b["name"].get<std::string>();
+    const std::string why = b["reason"].get<std::string>();
     if (name == "reference") {
       std::printf("  %-14s available (CPU)\n", name.c_str());
+      // Why no CUDA kernel can run here, once (it is the same for every kernel).
+      if (!cuda_why.empty()) {
+        std::printf("  %-14s unavailable: %s\n", "cuda", support::printable(cuda_why, 400).c_str());
+      }
     } else if (b["available"].get<bool>()) {
       std::printf("  %-14s available (%s, %s)\n", name.c_str(),
                   b["source"].get<std::string>().c_str(),
                   b["validated_here"].get<bool>() ? "validated here" : "not validated here");
+    } else if (!cuda_why.empty() && why == cuda_why) {
+      std::printf("  %-14s unavailable (no CUDA, above)\n", name.c_str());
     } else {
-      std::printf("  %-14s unavailable: %s\n", name.c_str(),
-                  support::printable(b["reason"].get<std::string>(), 400).c_str());
+      std::printf("  %-14s unavailable: %s\n", name.c_str(), support::printable(why, 400).c_str());
     }
   }
-  if (!json_path.empty()) {
-    try {
-      support::write_file_atomic(json_path, j.dump(2) + "\n");
-    } catch (const std::exception& e) {
-      error_line(e.what());
-      return kUsage;
-    }
+  for (const auto& a : j["absent_kernels"]) {
+    std::printf("  %-14s absent: %s\n", a["name"].get<std::string>().c_str(),
+                a["reason"].get<std::string>().c_str());
+  }
+  try {
+    json.write(j);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
   return kOk;
 }
@@ -206,18 +223,23 @@ int run_info(const std::string& json_path, int device) {
 } // namespace
 
 void add_info(CLI::App& app, int& exit_code) {
-  auto json = std::make_shared<std::string>();
-  auto device = std::make_shared<int>(-1);
+  auto json = std::make_shared<JsonOption>();
+  auto device = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("info", "Version, presets, profiles and backends");
-  cmd->add_option("--json", *json, "Also write the information as JSON to this file");
-  cmd->add_option("--device", *device, "CUDA device index to describe");
-  cmd->callback([cmd, json, device, &exit_code] {
-    if (cmd->get_option("--device")->count() > 0 && *device < 0) {
-      error_line("--device: " + std::to_string(*device) + " is not a device index (0, 1, ...)");
-      exit_code = kUsage;
-      return;
+  json->add(*cmd, "Also write the information");
+  cmd->add_option("--device", *device, "CUDA device to describe: cuda, cuda:N or N");
+  cmd->callback([json, device, &exit_code] {
+    int ordinal = -1;
+    if (!device->empty()) {
+      try {
+        ordinal = parse_cuda_device("--device", *device);
+      } catch (const ValueError& e) {
+        error_line(e.what());
+        exit_code = kUsage;
+        return;
+      }
     }
-    exit_code = run_info(*json, *device);
+    exit_code = run_info(*json, ordinal);
   });
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu mutants list [--json] [--tier cpu|gpu] [--catalogue FILE] [--build-dir DIR]
-// mmaemu mutants run --tier cpu|gpu [--jobs N] [--only REGEX] [--shard k/N] [--json OUT]
-//                    [--mode schema|rewrite] [--timeout S] [--keep] [--log-dir DIR] [--no-log]
-//                    [--build-dir DIR] [--catalogue FILE] [--verbose]
+// mmaemu mutants list [--json PATH] [--tier cpu|gpu] [--catalogue FILE] [--build-dir DIR]
+// mmaemu mutants run --tier cpu|gpu [--jobs N] [--only REGEX] [--shard k/N] [--json PATH]
+//                    [--mode schema|rewrite] [--timeout S] [--keep]
+//                    [--log-dir DIR | --no-log | --publish] [--build-dir DIR] [--catalogue FILE]
+//                    [--verbose]
 // `run` is tier T4 (cpu) or T4g (gpu) with these options; its log is mutants.json or
 // mutants_gpu.json.
 
@@ -28,7 +29,7 @@ namespace {
 
 struct ListArgs {
   std::string catalogue, build_dir, tier;
-  bool json = false;
+  JsonOption json;
 };
 
 fs::path catalogue_path(const std::string& given, const std::string& build_dir) {
@@ -48,6 +49,7 @@ int run_list(const ListArgs& a) {
   mutants::Catalogue c;
   fs::path path;
   try {
+    a.json.check();
     path = catalogue_path(a.catalogue, a.build_dir);
     c = mutants::load_catalogue(path);
   } catch (const std::exception& e) {
@@ -56,13 +58,12 @@ int run_list(const ListArgs& a) {
   }
   json out = json::array();
   std::size_t shown_count = 0;
-  if (!a.json)
-    std::printf("%-44s %-18s %-4s %-10s %s\n", "id", "group", "tier", "expect", "description");
+  std::printf("%-44s %-18s %-4s %-10s %s\n", "id", "group", "tier", "expect", "description");
   for (const auto& m : c.mutants) {
     if (!a.tier.empty() && m.tier != a.tier)
       continue;
     ++shown_count;
-    if (a.json) {
+    {
       json edits = json::array();
       for (const auto& e : m.edits) {
         edits.push_back({{"file", e.file},
@@ -78,15 +79,16 @@ int run_list(const ListArgs& a) {
                      {"expect", mutants::expect_name(m.expect)},
                      {"evidence", m.evidence},
                      {"edits", edits}});
-    } else {
       std::printf("%-44s %-18s %-4s %-10s %s\n", m.id.c_str(), m.group.c_str(), m.tier.c_str(),
                   mutants::expect_name(m.expect), support::printable(m.description, 200).c_str());
     }
   }
-  if (a.json) {
-    std::cout << out.dump(2) << '\n';
-  } else {
-    std::printf("%zu mutants (%s)\n", shown_count, support::printable(path.string(), 256).c_str());
+  std::printf("%zu mutants (%s)\n", shown_count, support::printable(path.string(), 256).c_str());
+  try {
+    a.json.write(out);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
   return kOk;
 }
@@ -100,7 +102,7 @@ void add_mutants(CLI::App& app, int& exit_code) {
 
   auto la = std::make_shared<ListArgs>();
   CLI::App* list = mut->add_subcommand("list", "The catalogue's mutants");
-  list->add_flag("--json", la->json, "Print JSON (with each mutant's edits)");
+  la->json.add(*list, "Also write the mutants (with their edits)");
   list->add_option("--tier", la->tier, "Only this tier's mutants")
       ->check(CLI::IsMember({"cpu", "gpu"}));
   list->add_option("--catalogue", la->catalogue,
@@ -121,7 +123,7 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_option("--jobs,-j", ra->jobs, "Mutants tested in parallel (and build jobs)");
   run->add_option("--only", ra->mutants.only, "Only the mutants whose id matches this regex");
   run->add_option("--shard", ra->shard, "Every N-th selected mutant starting at the k-th: k/N");
-  run->add_option("--json", ra->json_file, "Also write the result as JSON to this file");
+  ra->json.add(*run, "Also write the result (summary, each mutant, the group table)");
   run->add_option("--mode", ra->mutants.mode,
                   "schema: every mutant in one build, chosen at run time (default); rewrite: "
                   "each mutant's plain rewrite built on its own")
@@ -129,10 +131,7 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_option("--timeout", *timeout, "Seconds one mutant's tests may take (default 600)")
       ->check(CLI::Range(1.0, 86400.0));
   run->add_flag("--keep", ra->mutants.keep_workspace, "Keep the work copies (paths printed)");
-  run->add_option("--log-dir", ra->log_dir,
-                  "Root of the validation logs (default: $MMAEMU_LOG_DIR, else "
-                  "docs/validation_logs of the source tree)");
-  run->add_flag("--no-log", ra->no_log, "Write no validation log");
+  add_log_options(*run, *ra);
   run->add_option("--build-dir", ra->build_dir, "Build tree (to find the source tree)");
   run->add_option("--catalogue", ra->mutants.catalogue, "Catalogue file (default: the tier's)");
   run->add_option("--tiers", ra->tiers, "Folder of tier files");

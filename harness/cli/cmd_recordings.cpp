@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu recordings import-public SET_DIR --out FILE.h5 [--preset NAME]
-// mmaemu recordings show FILE.h5 [--json [OUT]]
-// mmaemu recordings fill FILE.h5 --json OUT [--digest-over N] (the reference's outputs for the
+// mmaemu recordings import-public SET_DIR --out FILE.h5 [--preset NAME] [--json PATH]
+// mmaemu recordings show FILE.h5 [--json PATH]
+// mmaemu recordings fill FILE.h5 --json PATH [--digest-over N] (the reference's outputs for the
 // recorder's fake device, tools/h200/record.py --fake-device, and its digest check)
 
 #include <cstdio>
@@ -21,6 +21,7 @@
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -30,6 +31,7 @@ struct ImportArgs {
   std::string set_dir;
   std::string out;
   std::string preset;
+  JsonOption json;
 };
 
 namespace fs = std::filesystem;
@@ -68,15 +70,27 @@ int run_import(const ImportArgs& args) {
     opt.preset = args.preset;
   try {
     // The output may not replace an input, a special file or a symlink to one.
-    support::check_output_path(args.out, set_inputs(args.set_dir));
+    check_output_option("--out", args.out, set_inputs(args.set_dir));
+    auto inputs = set_inputs(args.set_dir);
+    inputs.push_back(args.out);
+    args.json.check(inputs);
     const recordings::Recording rec = recordings::import_public_set(args.set_dir, opt);
     support::check_output_path(args.out, set_inputs(args.set_dir));
     recordings::write_recording(args.out, rec, set_inputs(args.set_dir));
+    nlohmann::json sets = nlohmann::json::array();
     for (const auto& b : rec.mma) {
       std::printf("imported %s: %zu cases, K = %u, %s x %s, preset %s, c %s -> %s\n",
                   shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
                   shown(b.preset).c_str(), shown(b.c_policy).c_str(), shown(args.out).c_str());
+      sets.push_back({{"set", b.name},
+                      {"cases", b.size()},
+                      {"K", b.K},
+                      {"fmt_a", format_name(b.fmt_a)},
+                      {"fmt_b", format_name(b.fmt_b)},
+                      {"preset", b.preset},
+                      {"c_policy", b.c_policy}});
     }
+    args.json.write({{"out", args.out}, {"sets", sets}}, inputs);
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
@@ -114,24 +128,13 @@ nlohmann::json show_json(const std::string& file, const recordings::Recording& r
   return j;
 }
 
-// `json_out`: nothing (text), "-" (JSON on stdout) or a file to write the JSON to.
-int run_show(const std::string& file, const std::optional<std::string>& json_out) {
+// The text, and the JSON when --json is given (invalid UTF-8 from the file's strings is
+// replaced, never thrown on).
+int run_show(const std::string& file, const JsonOption& json) {
   try {
     support::check_input_file(file, support::kMaxRecordingBytes, "recording");
-    if (json_out && *json_out != "-")
-      support::check_output_path(*json_out, {file});
+    json.check({file});
     const recordings::Recording rec = recordings::read_recording(file);
-    if (json_out) {
-      // nlohmann refuses invalid UTF-8 from the file's strings: replace it, never throw.
-      const std::string text =
-          show_json(file, rec).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-      if (*json_out == "-") {
-        std::cout << text << '\n';
-      } else {
-        support::write_file_atomic(*json_out, text + "\n", 0644, {file});
-      }
-      return kOk;
-    }
     const auto format = rec.attrs.find("format");
     std::printf("%s: %s, %zu cases\n", shown(file).c_str(),
                 format == rec.attrs.end() ? "?" : shown(format->second).c_str(), rec.case_count());
@@ -144,6 +147,7 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
       for (const auto& [k, v] : b.attrs)
         std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     }
+    json.write(show_json(file, rec), {file});
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
@@ -160,10 +164,10 @@ int run_show(const std::string& file, const std::optional<std::string>& json_out
 // as torch holds them) instead of "bits". The recorder's
 // fake device (tools/h200/record.py) reads it and writes the recording itself, so that its own
 // HDF5 code path is tested without a GPU. A malformed call description exits 2.
-int run_fill(const std::string& file, const std::string& json_out, std::int64_t digest_over) {
+int run_fill(const std::string& file, const JsonOption& json_out, std::int64_t digest_over) {
   try {
     support::check_input_file(file, support::kMaxRecordingBytes, "recording");
-    support::check_output_path(json_out, {file});
+    json_out.check({file});
     const recordings::Recording rec = recordings::read_recording(file);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& batch : rec.gemm_call) {
@@ -207,7 +211,7 @@ int run_fill(const std::string& file, const std::string& json_out, std::int64_t 
         }
       }
     }
-    support::write_file_atomic(json_out, out.dump() + "\n", 0644, {file});
+    json_out.write_text(out.dump(), {file});
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
@@ -235,29 +239,24 @@ void add_recordings(CLI::App& app, int& exit_code) {
   imp->add_option("--out", args->out, "Recording to write (.h5)")->required();
   imp->add_option("--preset", args->preset,
                   "Preset to record (default: from the GPU name in the file names)");
+  args->json.add(*imp, "Also write what was imported");
   imp->callback([args, &exit_code] { exit_code = run_import(*args); });
 
   auto file = std::make_shared<std::string>();
-  auto json = std::make_shared<std::string>();
+  auto json = std::make_shared<JsonOption>();
   CLI::App* show = rec->add_subcommand("show", "Print a recording's sets and provenance");
   show->add_option("file", *file, "Recording (.h5)")->required();
-  CLI::Option* json_opt =
-      show->add_option("--json", *json, "Print JSON, or write it to OUT")->expected(0, 1);
-  show->callback([file, json, json_opt, &exit_code] {
-    std::optional<std::string> out;
-    if (json_opt->count() > 0)
-      out = json->empty() ? std::string("-") : *json;
-    exit_code = run_show(*file, out);
-  });
+  json->add(*show, "Also write the sets and provenance");
+  show->callback([file, json, &exit_code] { exit_code = run_show(*file, *json); });
 
   auto fill_file = std::make_shared<std::string>();
-  auto fill_json = std::make_shared<std::string>();
+  auto fill_json = std::make_shared<JsonOption>();
   auto digest_over = std::make_shared<std::int64_t>(std::numeric_limits<std::int64_t>::max());
   CLI::App* fill = rec->add_subcommand(
       "fill", "Compute every gemm_call output of a recording with the reference, as JSON (the "
               "fake device of tools/h200/record.py)");
   fill->add_option("file", *fill_file, "Recording (.h5) of gemm_call cases")->required();
-  fill->add_option("--json", *fill_json, "JSON file to write")->required();
+  fill_json->add(*fill, "Write the outputs")->required();
   fill->add_option("--digest-over", *digest_over,
                    "outputs of more elements: their sha256 instead of their bits")
       ->check(CLI::NonNegativeNumber);

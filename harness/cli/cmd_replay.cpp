@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu replay FILE.h5 [FILE.h5 ...] [--backend reference] [--json OUT] [--verbose]
+// mmaemu replay FILE.h5 [FILE.h5 ...] [--backend reference] [--json PATH] [--verbose]
 //
 // Exit status: 2 if an argument is bad (checked before anything runs) or a recording could
 // not be read (the others are still replayed and reported); else 1 if a case failed or could
@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/evidence.hpp"
@@ -18,6 +19,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -26,7 +28,7 @@ namespace {
 struct ReplayArgs {
   std::vector<std::string> files;
   std::string backend = "auto";
-  std::string json;
+  JsonOption json;
   bool verbose = false;
   std::size_t max_listed = 10;
 };
@@ -176,26 +178,22 @@ nlohmann::json to_json(const harness::ReplayResult& r, const std::string& backen
 }
 
 int run_replay(const ReplayArgs& args) {
+  std::vector<std::filesystem::path> paths(args.files.begin(), args.files.end());
   std::string backend;
   try {
+    // Usage first: an unknown backend or kernel name is exit 2; then the output, before
+    // anything runs (the report must not replace a recording it reads, nor go to a device,
+    // FIFO or folder).
+    check_backend_name("--backend", args.backend);
+    args.json.check(paths);
     backend = harness::resolve_backend(args.backend);
   } catch (const BackendUnavailableError& e) {
+    // A backend this build or machine lacks is unavailable (4).
     error_line(std::string(e.class_name()) + ": " + e.what());
-    // A backend mmaemu knows but this build or machine lacks is unavailable (4); any other
-    // name is a usage error (2).
-    const bool known = args.backend == "cuda" || args.backend.rfind("cuda:", 0) == 0;
-    return known ? kUnavailable : kUsage;
-  }
-  std::vector<std::filesystem::path> paths(args.files.begin(), args.files.end());
-  if (!args.json.empty()) {
-    // Before anything runs: the report must not replace a recording it reads, nor go to a
-    // device, FIFO or folder.
-    try {
-      support::check_output_path(args.json, paths);
-    } catch (const support::FileError& e) {
-      error_line(std::string("--json: ") + e.what());
-      return kUsage;
-    }
+    return kUnavailable;
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
   std::printf("backend: %s\n", backend.c_str());
   std::printf("%-28s %-14s %8s %8s %8s %8s %9s  %s\n", "set", "preset", "cases", "passed", "failed",
@@ -248,14 +246,12 @@ int run_replay(const ReplayArgs& args) {
       }
     }
   }
-  if (!args.json.empty()) {
-    try {
-      support::write_file_atomic(args.json, to_json(result, backend, verdict).dump(2) + "\n", 0644,
-                                 paths);
-    } catch (const std::exception& e) {
-      error_line(std::string("--json: ") + e.what());
-      return kUsage;
-    }
+  try {
+    if (args.json.given())
+      args.json.write(to_json(result, backend, verdict), paths);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
   }
   for (const auto& e : evidence_lines(result)) {
     if (!e.preset.empty())
@@ -289,9 +285,8 @@ void add_replay(CLI::App& app, int& exit_code) {
   // No existence check here: a missing file is reported like any unreadable recording, and
   // the other files are still replayed.
   cmd->add_option("files", args->files, "Recording files (.h5)")->required();
-  cmd->add_option("--backend", args->backend, "auto | reference | cuda | cuda:<v1|v4|h1|h4>")
-      ->capture_default_str();
-  cmd->add_option("--json", args->json, "Write the per-case report as JSON to this file");
+  cmd->add_option("--backend", args->backend, backend_help())->capture_default_str();
+  args->json.add(*cmd, "Write the per-case report");
   cmd->add_flag("--verbose,-v", args->verbose, "One line per case");
   cmd->callback([args, &exit_code] { exit_code = run_replay(*args); });
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu report keygen --out KEY.pem
-// mmaemu report verify PATH... [--keys DIR]
+// mmaemu report keygen --out KEY.pem [--json PATH]
+// mmaemu report verify PATH... [--keys DIR] [--json PATH]
 // mmaemu report release --date YYYY-MM-DD [--out DIR] [--log-dir DIR] [--keys DIR] [--tiers DIR]
-//                       [--allow-other-commit]
-// mmaemu report merge LOG... [--out FILE] [--keys DIR]
+//                       [--allow-other-commit] [--json PATH]
+// mmaemu report merge LOG... [--out FILE] [--keys DIR] [--json PATH]
 // mmaemu report merge LOG-OR-DIR... --shards N [--name STEM] [--why K=TEXT]... [--out FILE]
-//                     [--keys DIR]
-// mmaemu report compare A.json B.json
+//                     [--keys DIR] [--json PATH]
+// mmaemu report compare A.json B.json [--json PATH]
+// mmaemu report publish LOG... [--json PATH]: signed logs trusted by docs/validation_logs/keys
+//                       into the committed docs/validation_logs/<date>/
 
 #include <algorithm>
 #include <cctype>
@@ -28,7 +30,9 @@
 #include "mmaemu/reports/release_report.hpp"
 #include "mmaemu/reports/verify_log.hpp"
 #include "mmaemu/support/digest.hpp"
+#include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
@@ -44,6 +48,7 @@ struct ReportArgs {
   std::size_t shards = 0;          // report merge: the run's shard count (collect mode)
   std::string name;                // report merge --shards: the logs' stem (T1, mutants)
   std::vector<std::string> why;    // report merge --shards: K=TEXT, the engine's word
+  JsonOption json;
 };
 
 fs::path keys_dir(const ReportArgs& a) {
@@ -58,6 +63,7 @@ std::string shown(const fs::path& p) {
 
 int run_keygen(const ReportArgs& a) {
   try {
+    a.json.check();
     const auto k = reports::generate_key(a.out);
     const auto fp = reports::fingerprint(reports::load_public_key(k.public_key));
     std::printf("private key %s (mode 0600): keep it secret, point MMAEMU_SIGNING_KEY at it\n",
@@ -65,8 +71,14 @@ int run_keygen(const ReportArgs& a) {
     std::printf("public key  %s: copy it into docs/validation_logs/keys/ to trust it\n",
                 shown(k.public_key).c_str());
     std::printf("fingerprint %s\n", fp.c_str());
+    a.json.write({{"private_key", k.private_key.string()},
+                  {"public_key", k.public_key.string()},
+                  {"fingerprint", fp}});
   } catch (const reports::SigningError& e) {
     error_line(std::string("--out: ") + e.what());
+    return kUsage;
+  } catch (const support::FileError& e) {
+    error_line(e.what());
     return kUsage;
   }
   return kOk;
@@ -79,6 +91,7 @@ int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
   std::vector<fs::path> logs;
   try {
+    a.json.check();
     keys = reports::load_trusted_keys(keys_dir(a));
     logs = reports::collect_logs(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
   } catch (const std::exception& e) {
@@ -91,13 +104,12 @@ int run_verify(const ReportArgs& a) {
   }
   std::optional<reports::LogVerification> first_bad;
   std::size_t failed = 0, errors = 0;
+  json listed = json::array();
   for (const auto& l : logs) {
     const auto v = reports::verify_log(l, keys);
-    std::printf("%-5s %s: %s\n",
-                v.ok      ? "OK"
-                : v.error ? "ERROR"
-                          : "FAIL",
-                shown(l).c_str(), v.reason.c_str());
+    const char* verdict = v.ok ? "OK" : v.error ? "ERROR" : "FAIL";
+    std::printf("%-5s %s: %s\n", verdict, shown(l).c_str(), v.reason.c_str());
+    listed.push_back({{"log", l.string()}, {"verdict", verdict}, {"reason", v.reason}});
     if (v.ok)
       continue;
     ++(v.error ? errors : failed);
@@ -108,6 +120,16 @@ int run_verify(const ReportArgs& a) {
               logs.size() - failed - errors, failed, errors, shown(keys.dir).c_str(),
               keys.by_fingerprint.size());
   std::fflush(stdout);
+  try {
+    a.json.write({{"logs", listed},
+                  {"verified", logs.size() - failed - errors},
+                  {"failed", failed},
+                  {"errors", errors},
+                  {"keys", keys.dir.string()}});
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   if (first_bad) {
     error_line(shown(first_bad->file) +
                (first_bad->error ? " is not a readable validation log: " : " does not verify: ") +
@@ -119,14 +141,23 @@ int run_verify(const ReportArgs& a) {
 
 int run_release(const ReportArgs& a) {
   if (!reports::is_date(a.date)) {
-    error_line("--date: '" + a.date + "' is not a date YYYY-MM-DD");
+    error_line("--date: '" + support::printable(a.date) + "' is not a date YYYY-MM-DD");
+    return kUsage;
+  }
+  try {
+    a.json.check();
+  } catch (const support::FileError& e) {
+    error_line(e.what());
     return kUsage;
   }
   harness::LayoutOverrides o;
   o.tiers_dir = a.tiers;
   o.log_root = a.log_dir;
   o.keys_dir = a.keys;
-  const harness::Layout layout = harness::discover_layout(o);
+  harness::Layout layout = harness::discover_layout(o);
+  // The sign-off is of the committed logs unless --log-dir names another folder.
+  if (a.log_dir.empty() && !layout.publish_root.empty() && !std::getenv("MMAEMU_LOG_DIR"))
+    layout.log_root = layout.publish_root;
   std::vector<reports::ReleaseTier> tiers;
   reports::TrustedKeys keys;
   reports::ReleaseReport rep;
@@ -167,6 +198,22 @@ int run_release(const ReportArgs& a) {
     std::printf("  ! %s\n", note.c_str());
   std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), rep.commit.c_str(),
               rep.verdict.c_str(), (out / "release.md").c_str(), (out / "release.html").c_str());
+  json rows = json::array();
+  for (const auto& row : rep.rows)
+    rows.push_back({{"tier", row.tier}, {"status", row.status}, {"required", row.required}});
+  try {
+    a.json.write({{"date", a.date},
+                  {"commit", rep.commit},
+                  {"verdict", rep.verdict},
+                  {"tiers", rows},
+                  {"reasons", rep.reasons},
+                  {"notes", rep.notes},
+                  {"markdown", (out / "release.md").string()},
+                  {"html", (out / "release.html").string()}});
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   return rep.verdict == "PASS" ? kOk : kFailed;
 }
 
@@ -242,6 +289,7 @@ int run_merge(const ReportArgs& a) {
       }
       mo.why_missing[k] = w.substr(eq + 1);
     }
+    a.json.check(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
     if (!a.keys.empty())
       keys = reports::load_trusted_keys(a.keys);
     if (a.shards)
@@ -317,6 +365,14 @@ int run_merge(const ReportArgs& a) {
                 shown(pub.log).c_str(), pub.signature.empty() ? "unsigned" : "signed");
     if (!string_at(merged, "reason").empty())
       std::printf("reason: %s\n", support::printable(string_at(merged, "reason"), 2048).c_str());
+    a.json.write({{"tier", tier},
+                  {"shards", merged["merged_from"].size()},
+                  {"verdict", verdict},
+                  {"log", pub.log.string()},
+                  {"signed", !pub.signature.empty()}});
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
   } catch (const std::exception& e) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
@@ -343,6 +399,7 @@ struct Differences {
 int run_compare(const ReportArgs& a) {
   json logs[2];
   try {
+    a.json.check(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
     for (int i = 0; i < 2; ++i)
       logs[i] = reports::read_json_file(a.paths[static_cast<std::size_t>(i)]);
   } catch (const std::exception& e) {
@@ -417,7 +474,139 @@ int run_compare(const ReportArgs& a) {
   std::printf("%s and %s: %s (%zu cases, %zu sets compared)\n", shown(a.paths[0]).c_str(),
               shown(a.paths[1]).c_str(), d.lines.empty() ? "the same result" : "different results",
               cases[0].size(), s0.size());
+  try {
+    a.json.write({{"same", d.lines.empty()},
+                  {"differences", d.lines},
+                  {"cases", cases[0].size()},
+                  {"sets", s0.size()}});
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   return d.lines.empty() ? kOk : kFailed;
+}
+
+// The date folder a log is published under: its own start date (UTC), else the date folder it
+// lies in, else today.
+std::string publish_date(const json& log, const fs::path& file) {
+  if (const auto d = log.find("durations"); d != log.end() && d->is_object()) {
+    const std::string started = d->value("started_utc", "");
+    if (started.size() >= 10 && reports::is_date(started.substr(0, 10)))
+      return started.substr(0, 10);
+  }
+  const std::string parent = file.parent_path().filename().string();
+  return reports::is_date(parent) ? parent : reports::utc_date();
+}
+
+// "T1-2" -> "T1": publish_log gives a free name again in the committed folder.
+std::string publish_stem(const fs::path& file) {
+  std::string stem = file.stem().string();
+  const auto dash = stem.rfind('-');
+  if (dash != std::string::npos && dash + 1 < stem.size() &&
+      stem.find_first_not_of("0123456789", dash + 1) == std::string::npos)
+    stem.erase(dash);
+  return stem;
+}
+
+bool inside(const fs::path& p, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(fs::absolute(p), ec);
+  const fs::path b = fs::weakly_canonical(fs::absolute(dir), ec);
+  auto ai = a.begin();
+  for (auto bi = b.begin(); bi != b.end(); ++bi, ++ai) {
+    if (ai == a.end() || *ai != *bi)
+      return false;
+  }
+  return true;
+}
+
+// Copies each log, with its signature, into the committed folder: only logs that verify against
+// the keys trusted there (an unsigned log, or one of an untrusted key, would make
+// committed_validation_logs_verify fail), each under its date, and says which commit each is
+// of. Every log is checked before any is copied.
+int run_publish(const ReportArgs& a) {
+  // Always the committed folder's own keys: a log must verify where it is published.
+  const harness::Layout layout = harness::discover_layout();
+  if (layout.publish_root.empty()) {
+    error_line("report publish needs the source tree's docs/validation_logs (run the mmaemu of "
+               "a build tree)");
+    return kUsage;
+  }
+  reports::TrustedKeys keys;
+  try {
+    a.json.check(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
+    keys = reports::load_trusted_keys(layout.keys_dir);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  struct Ready {
+    fs::path file;
+    std::string bytes, sig, date, stem, commit;
+    bool dirty = false;
+    std::string signer;
+  };
+  std::vector<Ready> ready;
+  for (const auto& p : a.paths) {
+    if (inside(p, layout.publish_root)) {
+      error_line(shown(p) + ": already in " + shown(layout.publish_root));
+      return kUsage;
+    }
+    const auto v = reports::verify_log(p, keys);
+    if (!v.ok) {
+      error_line(shown(p) + ": refusing to publish: " + v.reason +
+                 (v.reason.find("unsigned") != std::string::npos
+                      ? " (run the tier with MMAEMU_SIGNING_KEY set, or with --publish)"
+                      : ""));
+      return kUsage;
+    }
+    Ready r;
+    r.file = p;
+    try {
+      r.bytes = reports::read_file_bytes(p);
+      r.sig =
+          support::read_input_file(reports::signature_path(p), support::kMaxKeyBytes, "signature");
+      const json log = reports::parse_json_text(r.bytes, p);
+      r.date = publish_date(log, p);
+      r.stem = publish_stem(p);
+      const reports::LogRevision rev = reports::log_revision(log);
+      r.commit = rev.commit;
+      r.dirty = rev.dirty;
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
+    r.signer = v.reason;
+    ready.push_back(std::move(r));
+  }
+  json published = json::array();
+  for (const auto& r : ready) {
+    try {
+      const fs::path dir = reports::prepare_log_dir(layout.publish_root, r.date);
+      const auto pub = reports::publish_signed_copy(r.bytes, r.sig, dir, r.stem);
+      std::printf("published %s -> %s (commit %s%s; %s)\n", shown(r.file).c_str(),
+                  shown(pub.log).c_str(),
+                  support::printable(r.commit.empty() ? "unknown" : r.commit).c_str(),
+                  r.dirty ? ", dirty tree" : "", support::printable(r.signer).c_str());
+      published.push_back({{"from", r.file.string()},
+                           {"log", pub.log.string()},
+                           {"signature", pub.signature.string()},
+                           {"commit", r.commit},
+                           {"dirty", r.dirty}});
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      return kUsage;
+    }
+  }
+  std::printf("%zu published into %s: commit them (git add) with the change they validate\n",
+              ready.size(), shown(layout.publish_root).c_str());
+  try {
+    a.json.write({{"published", published}});
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  return kOk;
 }
 
 } // namespace
@@ -431,6 +620,7 @@ void add_report(CLI::App& app, int& exit_code) {
   CLI::App* keygen = rep->add_subcommand("keygen", "Make an Ed25519 signing key pair");
   keygen->add_option("--out", ka->out, "Private key to write (KEY.pem; KEY.pub beside it)")
       ->required();
+  ka->json.add(*keygen, "Also write the key files and fingerprint");
   keygen->callback([ka, &exit_code] { exit_code = run_keygen(*ka); });
 
   auto va = std::make_shared<ReportArgs>();
@@ -439,6 +629,7 @@ void add_report(CLI::App& app, int& exit_code) {
   verify->add_option("paths", va->paths, "Logs or folders of logs")->required();
   verify->add_option("--keys", va->keys,
                      "Folder of trusted *.pub keys (default: docs/validation_logs/keys)");
+  va->json.add(*verify, "Also write each log's verdict");
   verify->callback([va, &exit_code] { exit_code = run_verify(*va); });
 
   auto ra = std::make_shared<ReportArgs>();
@@ -447,11 +638,13 @@ void add_report(CLI::App& app, int& exit_code) {
   release->add_option("--date", ra->date, "YYYY-MM-DD (UTC), the logs' folder")->required();
   release->add_option("--out", ra->out,
                       "Folder for release.md and release.html (default: the date's folder)");
-  release->add_option("--log-dir", ra->log_dir, "Root of the validation logs");
+  release->add_option("--log-dir", ra->log_dir,
+                      "Root of the validation logs (default: the committed docs/validation_logs)");
   release->add_option("--keys", ra->keys, "Folder of trusted *.pub keys");
   release->add_option("--tiers", ra->tiers, "Folder of tier files (which tiers are required)");
   release->add_flag("--allow-other-commit", ra->allow_other_commit,
                     "Take logs of another commit than HEAD, or of a dirty tree (listed as such)");
+  ra->json.add(*release, "Also write the verdict and the tiers' status");
   release->callback([ra, &exit_code] { exit_code = run_release(*ra); });
 
   auto ma = std::make_shared<ReportArgs>();
@@ -471,6 +664,7 @@ void add_report(CLI::App& app, int& exit_code) {
   merge->add_option("--name", ma->name, "With --shards: the logs' stem (T1, mutants)");
   merge->add_option("--why", ma->why,
                     "With --shards: K=TEXT, why shard K has no log (the engine's word)");
+  ma->json.add(*merge, "Also write the merged log's path and verdict");
   merge->callback([ma, &exit_code] { exit_code = run_merge(*ma); });
 
   auto ca = std::make_shared<ReportArgs>();
@@ -478,7 +672,15 @@ void add_report(CLI::App& app, int& exit_code) {
       "compare", "Whether two logs hold the same result: tier, commit, verdict, totals, inputs, "
                  "each case's outcome and each set's counts and letters");
   compare->add_option("logs", ca->paths, "Two validation logs")->required()->expected(2);
+  ca->json.add(*compare, "whether they hold the same result, and each difference");
   compare->callback([ca, &exit_code] { exit_code = run_compare(*ca); });
+
+  auto pa = std::make_shared<ReportArgs>();
+  CLI::App* publish = rep->add_subcommand(
+      "publish", "Copy signed logs that verify into the committed docs/validation_logs/<date>/");
+  publish->add_option("paths", pa->paths, "Validation logs (each with its .sig)")->required();
+  pa->json.add(*publish, "Also write where each log went");
+  publish->callback([pa, &exit_code] { exit_code = run_publish(*pa); });
 }
 
 } // namespace mmaemu::cli

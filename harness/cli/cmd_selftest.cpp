@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "call_args.hpp"
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/registry.hpp"
@@ -13,16 +14,17 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
 namespace {
 
 struct SelftestArgs {
-  int device = 0;
+  std::string device = "0";
   std::vector<std::string> kernels;
   bool force = false;
-  std::string json;
+  JsonOption json;
 };
 
 // A kernel's outcome: PASS when it loaded and its gates passed; UNSUPPORTED when it was not
@@ -62,25 +64,29 @@ nlohmann::json status_json(const kernels::KernelStatus& s) {
 }
 
 int run_selftest(const SelftestArgs& args) {
-  if (!args.json.empty()) {
-    try {
-      support::check_output_path(args.json);
-    } catch (const support::FileError& e) {
-      error_line(e.what());
-      return kUsage;
-    }
-  }
-  if (args.device < 0) {
-    error_line("--device " + std::to_string(args.device) + ": must be 0 or more");
+  int device = 0;
+  try {
+    device = parse_cuda_device("--device", args.device);
+    args.json.check();
+  } catch (const std::exception& e) {
+    error_line(e.what());
     return kUsage;
+  }
+  if (const std::string absent = absent_kernel_message(args.kernels); !absent.empty()) {
+    error_line(absent);
+    return kUnavailable;
   }
   std::vector<kernels::KernelStatus> statuses;
   try {
-    statuses = kernels::kernel_statuses(args.device, args.kernels, args.force);
+    statuses = kernels::kernel_statuses(device, args.kernels, args.force);
   } catch (const MmaemuError& e) {
     error_line(std::string(e.class_name()) + ": " + support::printable(e.what()));
     return kUsage;
   }
+  // Why no kernel can be tested here, once (it is every kernel's reason).
+  const std::string cuda_why = kernels::cuda_unavailable_reason();
+  if (!cuda_why.empty())
+    std::printf("cuda: unavailable: %s\n", support::printable(cuda_why, 400).c_str());
   outcome::Tally tally;
   for (const auto& s : statuses) {
     const outcome::Outcome o = outcome_of(s);
@@ -88,8 +94,9 @@ int run_selftest(const SelftestArgs& args) {
     const std::string v = outcome::outcome_name(o);
     std::string what = s.available ? (s.source + ", " + (s.gates.empty() ? "" : s.gates[0].detail) +
                                       (s.gates.empty() || !s.gates[0].cached ? "" : " (cached)"))
-                       : !s.skip.empty() ? s.skip
-                                         : s.failure;
+                       : !s.skip.empty()                            ? s.skip
+                       : !cuda_why.empty() && s.failure == cuda_why ? "(no CUDA, above)"
+                                                                    : s.failure;
     std::printf("%-12s %-8s %-12s %s\n", v.c_str(), s.backend.c_str(),
                 s.device >= 0 ? ("sm_" + std::to_string(s.cc)).c_str() : "-",
                 support::printable(what, 400).c_str());
@@ -100,10 +107,10 @@ int run_selftest(const SelftestArgs& args) {
   std::printf("%zu passed, %zu failed, %zu unsupported\n", passed, failed, unsupported);
   const outcome::Outcome verdict = outcome::verdict_of(tally);
   const int code = outcome::exit_status_of(verdict);
-  if (!args.json.empty()) {
+  if (args.json.given()) {
     nlohmann::json j;
     j["schema"] = "mmaemu-selftest/1";
-    j["device"] = args.device;
+    j["device"] = device;
     j["unavailable_reason"] = kernels::cuda_unavailable_reason();
     j["passed"] = passed;
     j["failed"] = failed;
@@ -114,7 +121,7 @@ int run_selftest(const SelftestArgs& args) {
       j["kernels"].push_back(status_json(s));
     j["exit_code"] = code;
     try {
-      support::write_file_atomic(args.json, j.dump(2) + "\n", 0644);
+      args.json.write(j);
     } catch (const std::exception& e) {
       error_line(e.what());
       return kUsage;
@@ -129,11 +136,13 @@ void add_selftest(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SelftestArgs>();
   CLI::App* cmd =
       app.add_subcommand("selftest", "Load every CUDA kernel on a device and run its gates");
-  cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
-  cmd->add_option("--kernels", args->kernels, "kernels to test (default: all of v1, v4, h1, h4)")
+  cmd->add_option("--device", args->device, "CUDA device: cuda, cuda:N or N")
+      ->capture_default_str();
+  cmd->add_option("--kernels", args->kernels,
+                  "kernels to test (default: all of " + kernels::kernel_names_text() + ")")
       ->delimiter(',');
   cmd->add_flag("--force", args->force, "run the gates again instead of using cached verdicts");
-  cmd->add_option("--json", args->json, "write the result as JSON to this file");
+  args->json.add(*cmd, "write the result");
   cmd->callback([args, &exit_code] { exit_code = run_selftest(*args); });
 }
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// mmaemu tier list [--json] [--tiers DIR]
-// mmaemu tier run NAME [--out DIR] [--json] [--junit FILE] [--shard k/N] [--log-dir DIR]
-//                      [--no-log] [--build-dir DIR] [--tiers DIR] [--recordings DIR]
-//                      [--coverage DIR] [--compare FILE] [--jobs N] [--verbose]
+// mmaemu tier list [--json PATH] [--tiers DIR] [--build-dir DIR]
+// mmaemu tier run NAME [--out DIR] [--json PATH] [--junit FILE] [--shard k/N]
+//                      [--log-dir DIR | --no-log | --publish] [--build-dir DIR] [--tiers DIR]
+//                      [--recordings DIR] [--coverage DIR] [--compare FILE] [--jobs N]
+//                      [--verbose]
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,10 +21,13 @@
 #include "mmaemu/harness/tier_spec.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/ed25519.hpp"
+#include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/log_writer.hpp"
+#include "mmaemu/reports/trusted_keys.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "text_table.hpp"
 #include "tier_args.hpp"
 
 namespace mmaemu::cli {
@@ -35,11 +40,6 @@ namespace {
 // Text from a tier file or a run, for the terminal: escaped, bounded.
 std::string shown(const std::string& s, std::size_t max = 1024) {
   return support::printable(s, max);
-}
-
-// JSON for stdout: invalid UTF-8 (from a test's output) is replaced, never thrown on.
-std::string dump_json(const json& j) {
-  return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 // A folder argument (--out, --coverage): absent, or a folder (or a symlink to one).
@@ -102,7 +102,15 @@ std::string budget_text(const harness::TierSpec& t) {
   return s;
 }
 
+// The tiers as a table whose columns are sized to their text and wrap instead of cutting it,
+// and the same as JSON with --json.
 int run_list(const TierArgs& a) {
+  try {
+    a.json.check();
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   const harness::Layout layout = harness::discover_layout(overrides(a));
   std::vector<harness::TierSpec> tiers;
   try {
@@ -116,45 +124,98 @@ int run_list(const TierArgs& a) {
   opt.cuda = harness::probe_cuda();
   opt.cuda_probed = true;
   json out = json::array();
-  if (!a.json) {
-    std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", "tier", "title", "when", "budget", "release",
-                "here");
-  }
+  std::vector<std::vector<std::string>> rows;
+  // Why a tier cannot run here, as numbered notes under the table: the reasons are long, and
+  // several tiers share one (no CUDA driver).
+  std::vector<std::string> notes;
   for (const auto& t : tiers) {
     const auto why = harness::missing_prerequisite(t, opt);
-    const std::string here = why ? "UNSUPPORTED: " + *why : "runnable";
-    if (a.json) {
-      out.push_back({{"name", t.name},
-                     {"title", t.title},
-                     {"purpose", t.purpose},
-                     {"when", t.when},
-                     {"kind", t.kind},
-                     {"budget_seconds", t.budget_seconds},
-                     {"required_for_release", t.required_for_release},
-                     {"labels", t.labels},
-                     {"needs", needs_text(t)},
-                     {"runnable", !why.has_value()},
-                     {"reason", why ? *why : ""},
-                     {"file", t.file.string()}});
-    } else {
-      std::printf("%-5s %-22s %-30s %-12s %-9s %s\n", t.name.c_str(),
-                  shown(t.title.substr(0, 22)).c_str(), shown(t.when.substr(0, 30)).c_str(),
-                  budget_text(t).c_str(), t.required_for_release ? "required" : "-",
-                  shown(here).c_str());
+    std::string here = "runnable";
+    if (why) {
+      const auto at = std::find(notes.begin(), notes.end(), *why);
+      const std::size_t n = static_cast<std::size_t>(at - notes.begin()) + 1;
+      if (at == notes.end())
+        notes.push_back(*why);
+      here = "UNSUPPORTED [" + std::to_string(n) + "]";
     }
+    out.push_back({{"name", t.name},
+                   {"title", t.title},
+                   {"purpose", t.purpose},
+                   {"when", t.when},
+                   {"kind", t.kind},
+                   {"budget_seconds", t.budget_seconds},
+                   {"required_for_release", t.required_for_release},
+                   {"labels", t.labels},
+                   {"needs", needs_text(t)},
+                   {"runnable", !why.has_value()},
+                   {"reason", why ? *why : ""},
+                   {"file", t.file.string()}});
+    rows.push_back({t.name, shown(t.title, 200), shown(t.when, 200), budget_text(t),
+                    t.required_for_release ? "required" : "-", here});
   }
-  if (a.json)
-    std::cout << dump_json(out) << '\n';
+  std::fputs(
+      text_table(
+          {{"tier", 5}, {"title", 24}, {"when", 30}, {"budget", 14}, {"release", 8}, {"here", 0}},
+          rows, terminal_width())
+          .c_str(),
+      stdout);
+  std::vector<std::vector<std::string>> note_rows;
+  for (std::size_t i = 0; i < notes.size(); ++i)
+    note_rows.push_back({"[" + std::to_string(i + 1) + "]", shown(notes[i], 2048)});
+  if (!note_rows.empty()) {
+    const std::string table = text_table({{"", 4}, {"", 0}}, note_rows, terminal_width());
+    std::fputs(table.substr(table.find('\n') + 1).c_str(), stdout); // no title line
+  }
+  try {
+    a.json.write(out);
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   return kOk;
+}
+
+// For --publish: the signing key, which must be set and trusted by the committed folder's keys,
+// so that the published log verifies there (`make test` checks every committed log).
+std::unique_ptr<reports::Key> publishing_key(const harness::Layout& layout) {
+  const char* k = std::getenv("MMAEMU_SIGNING_KEY");
+  if (!k || !*k) {
+    throw support::FileError("--publish writes into " + shown(layout.publish_root.string(), 256) +
+                             ", where every log must verify: set MMAEMU_SIGNING_KEY to a private "
+                             "key whose .pub is in " +
+                             shown(layout.keys_dir.string(), 256));
+  }
+  auto key = std::make_unique<reports::Key>(reports::load_private_key(k));
+  const reports::TrustedKeys trusted = reports::load_trusted_keys(layout.keys_dir);
+  const std::string fp = reports::fingerprint(*key);
+  if (!trusted.by_fingerprint.count(fp)) {
+    throw support::FileError("--publish: MMAEMU_SIGNING_KEY (" + fp + ") is not trusted by " +
+                             shown(layout.keys_dir.string(), 256) +
+                             ": a log it signs would not verify there (add its .pub first)");
+  }
+  return key;
 }
 
 } // namespace
 
 int run_tier_args(const TierArgs& a) {
-  const bool to_stdout = !a.json;
-  std::FILE* text = to_stdout ? stdout : stderr;
+  // With --json - the text goes to stderr (fd 1 is moved there by the check): one stream here.
+  std::FILE* text = stdout;
   harness::RunOptions opt;
   opt.layout = harness::discover_layout(overrides(a));
+  if (a.publish) {
+    if (a.no_log || !a.log_dir.empty()) {
+      error_line("--publish writes the log into the committed folder: leave out --no-log and "
+                 "--log-dir");
+      return kUsage;
+    }
+    if (opt.layout.publish_root.empty()) {
+      error_line("--publish needs the source tree's docs/validation_logs (run the mmaemu of a "
+                 "build tree, or give --build-dir)");
+      return kUsage;
+    }
+    opt.layout.log_root = opt.layout.publish_root;
+  }
   opt.verbose = a.verbose;
   opt.jobs = a.jobs;
   opt.mutants = a.mutants;
@@ -177,20 +238,12 @@ int run_tier_args(const TierArgs& a) {
       check_dir_arg("--out", a.out);
     if (!a.coverage.empty())
       check_dir_arg("--coverage", a.coverage);
-    if (!a.json_file.empty()) {
-      const fs::path parent = fs::absolute(a.json_file).parent_path();
-      std::error_code ec;
-      if (!fs::is_directory(parent, ec))
-        throw support::FileError("--json: folder '" + shown(parent.string(), 256) +
-                                 "' does not exist");
-      support::check_output_path(a.json_file, {});
-    }
-    if (!a.junit.empty()) {
-      std::vector<fs::path> inputs;
-      if (!a.compare.empty())
-        inputs.push_back(a.compare);
-      support::check_output_path(a.junit, inputs);
-    }
+    std::vector<fs::path> inputs;
+    if (!a.compare.empty())
+      inputs.push_back(a.compare);
+    if (!a.junit.empty())
+      check_output_option("--junit", a.junit, inputs);
+    a.json.check(inputs);
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
@@ -217,7 +270,17 @@ int run_tier_args(const TierArgs& a) {
       error_line(std::string("--log-dir: ") + e.what());
       return kUsage;
     }
-    if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
+    if (a.publish) {
+      try {
+        key = publishing_key(opt.layout);
+      } catch (const reports::SigningError& e) {
+        error_line(std::string("MMAEMU_SIGNING_KEY: ") + e.what());
+        return kUsage;
+      } catch (const std::exception& e) {
+        error_line(e.what());
+        return kUsage;
+      }
+    } else if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k) {
       try {
         key = std::make_unique<reports::Key>(reports::load_private_key(k));
       } catch (const reports::SigningError& e) {
@@ -279,6 +342,10 @@ int run_tier_args(const TierArgs& a) {
                                                  : "");
       const auto pub = reports::publish_log(log, log_dir, stem, key.get());
       summary["log"] = pub.log.string();
+      summary["published"] = a.publish;
+      const reports::LogRevision rev = reports::log_revision(log);
+      summary["commit"] = rev.commit;
+      summary["dirty"] = rev.dirty;
       summary["signed"] = !pub.signature.empty();
       if (!pub.signature.empty()) {
         summary["signature"] = pub.signature.string();
@@ -301,19 +368,7 @@ int run_tier_args(const TierArgs& a) {
       status = kUsage;
     }
   }
-  if (!a.json_file.empty()) {
-    json full = summary;
-    full["details"] = result.details;
-    full["cases"] = json::array();
-    for (const auto& c : result.cases)
-      full["cases"].push_back(harness::case_json(c));
-    try {
-      support::write_file_atomic(a.json_file, dump_json(full) + "\n", 0644, {tier->file});
-    } catch (const std::exception& e) {
-      error_line(std::string("--json: ") + e.what());
-      status = kUsage;
-    }
-  }
+
   const std::size_t passed = result.total(harness::Outcome::pass);
   const std::size_t failed =
       result.total(harness::Outcome::fail) + result.total(harness::Outcome::error);
@@ -337,12 +392,38 @@ int run_tier_args(const TierArgs& a) {
                  summary["signed"].get<bool>()
                      ? ("signed, key " + summary["key_fingerprint"].get<std::string>()).c_str()
                      : "unsigned: set MMAEMU_SIGNING_KEY to sign");
+    if (a.publish) {
+      std::fprintf(text, "published for commit %s%s: commit the log and its .sig with it\n",
+                   shown(summary.value("commit", std::string("unknown"))).c_str(),
+                   summary.value("dirty", false) ? " (dirty tree)" : "");
+    }
   }
   std::fprintf(text, "%zu passed, %zu failed\n", passed, failed);
-  if (a.json)
-    std::cout << dump_json(summary) << '\n';
+  if (a.json.given()) {
+    json full = summary;
+    full["details"] = result.details;
+    full["cases"] = json::array();
+    for (const auto& c : result.cases)
+      full["cases"].push_back(harness::case_json(c));
+    try {
+      a.json.write(full, {tier->file});
+    } catch (const std::exception& e) {
+      error_line(e.what());
+      status = kUsage;
+    }
+  }
   std::fflush(stdout);
   return status;
+}
+
+void add_log_options(CLI::App& cmd, TierArgs& a) {
+  cmd.add_option("--log-dir", a.log_dir,
+                 "Root of the validation logs (default: $MMAEMU_LOG_DIR, else "
+                 "<build>/validation_logs; never the committed docs/validation_logs)");
+  cmd.add_flag("--no-log", a.no_log, "Write no validation log");
+  cmd.add_flag("--publish", a.publish,
+               "Write the log into the source tree's docs/validation_logs, signed with "
+               "MMAEMU_SIGNING_KEY (a key trusted there); refused without one");
 }
 
 void add_tier(CLI::App& app, int& exit_code) {
@@ -352,7 +433,7 @@ void add_tier(CLI::App& app, int& exit_code) {
   auto la = std::make_shared<TierArgs>();
   CLI::App* list =
       tier->add_subcommand("list", "The tiers, their budgets and whether they can run here");
-  list->add_flag("--json", la->json, "Print JSON");
+  la->json.add(*list, "Also write the tiers");
   list->add_option("--tiers", la->tiers, "Folder of tier files (default: found beside mmaemu)");
   list->add_option("--build-dir", la->build_dir, "Build tree (for tiers that run its tests)");
   list->callback([la, &exit_code] { exit_code = run_list(*la); });
@@ -361,13 +442,10 @@ void add_tier(CLI::App& app, int& exit_code) {
   CLI::App* run = tier->add_subcommand("run", "Run one tier and write its validation log");
   run->add_option("name", ra->name, "Tier name (T0, T1, T1s, T2, T3, T3p, T4, T6, T7)")->required();
   run->add_option("--out", ra->out, "Folder for the tier's artefacts (T2 replay.json, T7 work)");
-  run->add_flag("--json", ra->json, "Print the result as JSON on stdout (progress on stderr)");
+  ra->json.add(*run, "Also write the result (summary, details, cases)");
   run->add_option("--junit", ra->junit, "Also write JUnit XML to this file");
   run->add_option("--shard", ra->shard, "Run every N-th case starting at the k-th: k/N");
-  run->add_option("--log-dir", ra->log_dir,
-                  "Root of the validation logs (default: $MMAEMU_LOG_DIR, else "
-                  "docs/validation_logs of the source tree)");
-  run->add_flag("--no-log", ra->no_log, "Write no validation log");
+  add_log_options(*run, *ra);
   run->add_option("--build-dir", ra->build_dir, "Build tree whose tests ctest tiers run");
   run->add_option("--tiers", ra->tiers, "Folder of tier files");
   run->add_option("--recordings", ra->recordings, "Folder of the committed recordings (T1)");

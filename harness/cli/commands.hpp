@@ -3,14 +3,22 @@
 // The `mmaemu` subcommands. Each adds itself to the app and sets `exit_code` when it runs.
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace mmaemu::cli {
 
-// Exit statuses shared by every command.
+// Exit statuses shared by every command (docs/api.md, "Conventions").
 inline constexpr int kOk = 0;
-inline constexpr int kFailed = 1;      // a bit mismatch or a failed check
-inline constexpr int kUsage = 2;       // bad arguments or bad input
-inline constexpr int kUnavailable = 4; // nothing could be tested
+inline constexpr int kFailed = 1;      // a bit mismatch, a failed check, or a call that raises
+inline constexpr int kUsage = 2;       // bad arguments or bad input (unknown names included)
+inline constexpr int kUnavailable = 4; // a backend or device that is not here; nothing tested
+
+// Parses `argv` (argv[0]: the program's name in messages) into `app`, whose subcommands set
+// `exit_code` when they run, and returns the exit status: 0 for --help and --version; 2 for a
+// usage error, as one line on stderr that names the option and the subcommand's --help; 2 for
+// an exception a subcommand let through (one line naming its class); else exit_code.
+int run_app(CLI::App& app, const std::vector<std::string>& argv, const int& exit_code);
 
 void add_replay(CLI::App& app, int& exit_code);
 void add_recordings(CLI::App& app, int& exit_code);

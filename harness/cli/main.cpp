@@ -2,11 +2,8 @@
 // mmaemu: the command line of the emulator and its harness.
 
 #include "commands.hpp"
-#include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/registry.hpp"
 #include "mmaemu/kernels/splitk_live_query.hpp"
-
-namespace mmaemu::cli {} // namespace mmaemu::cli
 
 int main(int argc, char** argv) {
   using namespace mmaemu::cli;
@@ -33,23 +30,5 @@ int main(int argc, char** argv) {
   add_mutants(app, exit_code);
   add_cluster(app, exit_code);
   add_evidence(app, exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    error_line(e.what());
-    return kUsage;
-  } catch (const mmaemu::MmaemuError& e) {
-    error_line(std::string(e.class_name()) + ": " + e.what());
-    return kUsage;
-  } catch (const std::exception& e) {
-    error_line(e.what());
-    return kUsage;
-  }
-  return exit_code;
+  return run_app(app, std::vector<std::string>(argv, argv + argc), exit_code);
 }

@@ -3,23 +3,32 @@
 // The arguments of one tier run, shared by `mmaemu tier run` and `mmaemu mutants run` (which
 // runs T4 or T4g with its own options and log name).
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "mmaemu/harness/tier_runner.hpp"
+#include "output.hpp"
 
 namespace mmaemu::cli {
 
 struct TierArgs {
   std::string name, out, junit, shard, log_dir, build_dir, tiers, recordings, coverage, compare;
-  bool json = false, no_log = false, verbose = false;
+  bool no_log = false, verbose = false;
+  // The log goes into the committed docs/validation_logs/ of the source tree, signed with
+  // MMAEMU_SIGNING_KEY, whose public key must be trusted there (docs/testing.md, "Publishing").
+  bool publish = false;
   unsigned jobs = 0;
-  std::string log_stem;  // empty: the tier's ("T4", "T4-shard1of2")
-  std::string json_file; // also write the summary, details and cases as JSON here
+  std::string log_stem; // empty: the tier's ("T4", "T4-shard1of2")
+  JsonOption json;      // the summary, details and cases
   harness::RunOptions::Mutants mutants;
 };
 
+// The --log-dir, --no-log and --publish options of `tier run` and `mutants run`.
+void add_log_options(CLI::App& cmd, TierArgs& a);
+
 // Runs the tier a.name: its prerequisites, the run, the closing lines, the validation log
-// (signed when MMAEMU_SIGNING_KEY names a key), JUnit and JSON outputs. Returns the exit status.
+// (signed when MMAEMU_SIGNING_KEY names a key; <build>/validation_logs/ unless --log-dir,
+// $MMAEMU_LOG_DIR or --publish says otherwise), JUnit and JSON outputs. Returns the exit status.
 int run_tier_args(const TierArgs& a);
 
 } // namespace mmaemu::cli

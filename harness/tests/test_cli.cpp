@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -398,10 +399,17 @@ TEST(Cli, InfoListsThePresets) {
     EXPECT_TRUE(names.count(p)) << p << " missing from:\n" << r.out;
 }
 
-TEST(Cli, DotOfOneTimesOneIsOne) {
+// The bits, their fields and the decimal value beside them (E4M3 0x38 is 1, 0x40 is 2).
+TEST(Cli, DotPrintsTheBitsAndTheirDecimalValue) {
   const auto r = run_cli({"dot", "--a", "38", "--b", "38", "--preset", "hopper"});
   EXPECT_EQ(r.status, 0) << r.all();
-  EXPECT_EQ(last_line(r.out).substr(0, 10), "0x3f800000") << r.all();
+  EXPECT_EQ(last_line(r.out), "0x3f800000 (s=0 e=0x7f f=0x000000) = 1") << r.all();
+  const auto three = run_cli({"dot", "--a", "38", "38", "--b", "38", "40", "--json", "-"});
+  EXPECT_EQ(three.status, 0) << three.all();
+  const auto j = nlohmann::json::parse(three.out);
+  EXPECT_EQ(j.at("bits"), "0x40400000");
+  EXPECT_EQ(j.at("value"), "3");
+  EXPECT_THAT(three.err, HasSubstr("0x40400000 (s=0 e=0x80 f=0x400000) = 3"));
 }
 
 // Hand-derived: eight products of (1 + 2^-10) x 1 on ampere_fp16 (one block of 8) are
@@ -528,41 +536,98 @@ TEST(CliGemm, SameSeedSameSha256AndItReplays) {
   EXPECT_EQ(last_line(replay.out), "1 passed, 0 failed");
 }
 
-TEST(CliBench, GemmPrintsBothFiguresAndTheRatio) {
+// Every figure says what it compares, and the default is torch's slow accumulation (the
+// default of gemm and explain too).
+TEST(CliBench, GemmLabelsEveryFigureWithWhatItCompares) {
   const auto r =
       run_cli({"bench", "gemm", "--M", "32", "--N", "64", "--K", "128", "--threads", "1"});
   EXPECT_EQ(r.status, 0) << r.all();
-  EXPECT_THAT(r.out, HasSubstr("reference"));
-  EXPECT_THAT(r.out, HasSubstr("sgemm"));
-  EXPECT_THAT(last_line(r.out), testing::StartsWith("ratio: "));
-  EXPECT_THAT(r.out, HasSubstr("peak "));
+  EXPECT_THAT(r.out, HasSubstr("accum      slow (use_fast_accum=False: torch's default"));
+  EXPECT_THAT(r.out, HasSubstr("GMAC/s  the exact emulation"));
+  EXPECT_THAT(r.out, HasSubstr("GMAC/s  the baseline: OpenBLAS cblas_sgemm"));
+  EXPECT_THAT(r.out, HasSubstr(" x  reference time / sgemm time (lower is faster)"));
+  EXPECT_THAT(r.out, HasSubstr("the call's peak (operands + what it allocated); limit "));
+  // A small shape's peak is in kB, not "0 MB".
+  EXPECT_THAT(r.out, testing::Not(HasSubstr(" 0 MB")));
+  EXPECT_THAT(r.out, testing::Not(HasSubstr("ratio:")));
+  const auto fast = run_cli(
+      {"bench", "gemm", "--M", "32", "--N", "64", "--K", "128", "--threads", "1", "--fast"});
+  EXPECT_EQ(fast.status, 0) << fast.all();
+  EXPECT_THAT(fast.out, HasSubstr("accum      fast (use_fast_accum=True"));
 }
 
-// The sweep's table and JSON on a small N and K (the rows' M are the sweep's own): 16 rows,
-// every figure named by profile, accumulation and M, the ratios positive.
+// The sweep's table and JSON on a small N and K (the rows' M are the sweep's own) and small
+// split calls: 28 rows of M, 11 split calls (the unsplit call and S = 2, 4, 8 of each profile's
+// schemes), every figure named by profile, accumulation and M (and K, S and scheme), the ratios
+// positive, and model::dot's figures.
 TEST(CliBench, SweepWritesTheTableAndItsFigures) {
   TempDir dir("cli");
   const fs::path json_path = dir / "sweep.json";
-  const auto r = run_cli({"bench", "gemm", "--sweep", "--N", "32", "--K", "48", "--threads", "1",
-                          "--json", json_path.string()});
+  const auto r = run_cli({"bench", "gemm", "--sweep", "--N", "32", "--K", "48", "--split-M", "8",
+                          "--split-K", "64", "--threads", "1", "--json", json_path.string()});
   ASSERT_EQ(r.status, 0) << r.all();
-  for (const char* row : {"hopper   fast       1", "ada      slow    2048"})
+  for (const char* row : {"hopper   fast       1", "ada      slow    2048",
+                          "ada      fast       8     64 4,pairwise", "dot      hopper K=4096"})
     EXPECT_THAT(r.out, HasSubstr(row));
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
-  ASSERT_EQ(j.at("rows").size(), 16u);
+  ASSERT_EQ(j.at("rows").size(), 39u);
   std::set<std::string> names;
   for (const auto& b : j.at("benchmarks")) {
     names.insert(b.at("name").get<std::string>());
     EXPECT_GT(b.at("value").get<double>(), 0.0) << b.dump();
   }
-  for (const char* name : {"ratio_hopper_fast_M2048", "ratio_hopper_slow_M16", "ratio_ada_fast_M1",
-                           "gmacs_ada_slow_M128", "slow_over_fast_hopper_M2048"}) {
+  for (const char* name :
+       {"ratio_hopper_fast_M2048", "ratio_hopper_slow_M16", "ratio_ada_fast_M1",
+        "ratio_ada_slow_M200", "gmacs_ada_slow_M128", "slow_over_fast_hopper_M2048",
+        "ratio_hopper_fast_M8_K64_S1", "ratio_hopper_fast_M8_K64_S4_contiguous",
+        "ratio_ada_fast_M8_K64_S8_pairwise", "split_over_unsplit_hopper_S2_contiguous",
+        "split_over_unsplit_ada_S4_serial", "split_over_unsplit_ada_S8_pairwise",
+        "dot_gmacs_hopper_K4096", "dot_gmacs_ada_K4096"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
   }
+  int split_rows = 0;
   for (const auto& row : j.at("rows")) {
     EXPECT_EQ(row.at("N").get<int>(), 32);
-    EXPECT_EQ(row.at("K").get<int>(), 48);
+    const bool split_call = row.at("M").get<int>() == 8;
+    EXPECT_EQ(row.at("K").get<int>(), split_call ? 64 : 48);
+    split_rows += split_call;
+  }
+  EXPECT_EQ(split_rows, 11);
+}
+
+// --splitk times the split call and the unsplit call of the same shape in one run.
+TEST(CliBench, GemmSplitKTimesTheUnsplitCallToo) {
+  TempDir dir("cli");
+  const fs::path json_path = dir / "split.json";
+  const auto r =
+      run_cli({"bench", "gemm", "--M", "8", "--N", "32", "--K", "256", "--splitk", "4,pairwise",
+               "--profile", "ada", "--threads", "1", "--json", json_path.string()});
+  ASSERT_EQ(r.status, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("split 4,pairwise"));
+  EXPECT_THAT(r.out, HasSubstr("unsplit "));
+  EXPECT_THAT(last_line(r.out), testing::StartsWith("split_over_unsplit: "));
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(testsupport::read_text(json_path)));
+  EXPECT_EQ(j.at("splitk").get<int>(), 4);
+  EXPECT_EQ(j.at("scheme").get<std::string>(), "pairwise");
+  EXPECT_EQ(j.at("unsplit").at("splitk").get<int>(), 1);
+  EXPECT_GT(j.at("split_over_unsplit").get<double>(), 0.0);
+}
+
+TEST(CliBench, GemmSplitKRefusesAutoForeignSchemesAndTheSweep) {
+  // Usage errors (2), and a scheme of another preset: a ValueError of the call itself (1, as
+  // gemm and explain; docs/api.md, "Conventions").
+  for (const auto& [args, status] : std::vector<std::pair<std::vector<std::string>, int>>{
+           {{"--splitk", "auto"}, 2},
+           {{"--splitk", "2,serial"}, 1},
+           {{"--splitk", "3,sideways"}, 2},
+           {{"--sweep", "--splitk", "2,contiguous"}, 2}}) {
+    std::vector<std::string> argv = {"bench", "gemm", "--M", "4", "--N", "16", "--K", "32"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_cli(argv);
+    EXPECT_EQ(r.status, status) << r.all();
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

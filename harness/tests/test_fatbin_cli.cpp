@@ -65,8 +65,8 @@ TEST(FatbinCheckCli, CommittedFatbinsMatchTheEmbeddedSources) {
 
 TEST(FatbinCheckCli, CommittedFatbinsMatchTheSourceTree) {
   SKIP_WITHOUT_COMMITTED_FATBINS();
-  const CliRun r =
-      run_cli({"fatbin", "check", "--dir", kBin.string(), "--sources", kCuda.string(), "--json"});
+  const CliRun r = run_cli(
+      {"fatbin", "check", "--dir", kBin.string(), "--sources", kCuda.string(), "--json", "-"});
   EXPECT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("consistent"), true);
@@ -116,7 +116,7 @@ TEST(FatbinCheckCli, GarbageManifestExits2) {
 
 TEST(FatbinCheckCli, MissingManifestExits2) {
   TempDir t("fatbin_none");
-  const CliRun r = run_cli({"fatbin", "check", "--dir", t.path().string(), "--json"});
+  const CliRun r = run_cli({"fatbin", "check", "--dir", t.path().string(), "--json", "-"});
   EXPECT_EQ(r.status, 2) << r.err;
 }
 

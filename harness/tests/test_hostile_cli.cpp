@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -104,8 +105,10 @@ TEST(HostileCli, OutputsThatAreInputsOrSpecialFilesAreRefusedAndLeftAlone) {
   expect_refused(run_mmaemu({"recordings", "show", rec.string(), "--json", rec.string()}),
                  "output is the input");
   EXPECT_EQ(tiertest::slurp(rec), before);
-  // --json without a file still prints to stdout; with one it writes the file.
-  EXPECT_EQ(run_mmaemu({"recordings", "show", rec.string(), "--json"}).status, 0);
+  // --json - prints the JSON (only) on stdout; with a file it writes the file.
+  const auto to_stdout = run_mmaemu({"recordings", "show", rec.string(), "--json", "-"});
+  EXPECT_EQ(to_stdout.status, 0);
+  EXPECT_TRUE(nlohmann::json::accept(to_stdout.out)) << to_stdout.out;
   EXPECT_EQ(
       run_mmaemu({"recordings", "show", rec.string(), "--json", (dir / "s.json").string()}).status,
       0);

@@ -28,7 +28,7 @@ TEST(MutantsCli, ListShowsTheCommittedCatalogue) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("control_sign_flip"));
   EXPECT_THAT(r.out, HasSubstr("mutants (/"));
-  const auto j = run_cli({"mutants", "list", "--json", "--tier", "cpu"});
+  const auto j = run_cli({"mutants", "list", "--json", "-", "--tier", "cpu"});
   ASSERT_EQ(j.status, 0) << j.err;
   const auto list = nlohmann::json::parse(j.out);
   EXPECT_GE(list.size(), 60u);

@@ -129,7 +129,7 @@ TEST_F(SelftestCli, UnknownKernelIsAUsageError) {
 TEST_F(SelftestCli, GemmOnAKernelWithoutADriverIsUnavailable) {
   const auto r =
       run_cli(no_driver(), {"gemm", "--M", "16", "--N", "16", "--K", "32", "--backend", "cuda:v4"});
-  EXPECT_EQ(r.status, 1) << r.all();
+  EXPECT_EQ(r.status, 4) << r.all(); // unavailable, not a bit mismatch
   EXPECT_THAT(r.err, HasSubstr("BackendUnavailableError"));
   EXPECT_THAT(r.err, HasSubstr("cuda:v4"));
 }
@@ -157,14 +157,21 @@ TEST_F(SelftestCli, GemmOnAKernelHasTheReferenceSha256) {
   }
 }
 
-TEST_F(SelftestCli, InfoListsEveryBackendWithoutADriver) {
+// Without a driver every backend is listed, and the reason is stated once (not on every
+// kernel's line).
+TEST_F(SelftestCli, InfoListsEveryBackendWithoutADriverAndSaysWhyOnce) {
   const fs::path json = dir_ / "info.json";
   const auto r = run_cli(no_driver(), {"info", "--json", json.string()});
   ASSERT_EQ(r.status, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("reference      available"));
+  EXPECT_THAT(r.out, HasSubstr("cuda           unavailable: no CUDA driver"));
+  std::size_t said = 0;
+  for (std::size_t at = 0; (at = r.out.find("no CUDA driver", at)) != std::string::npos; ++at)
+    ++said;
+  EXPECT_EQ(said, 1u) << r.out;
   for (const char* k : {"cuda:v4", "cuda:v1", "cuda:h4", "cuda:h1"})
     EXPECT_THAT(r.out, HasSubstr(std::string(k) + std::string(14 - std::string(k).size(), ' ') +
-                                 " unavailable: no CUDA driver"));
+                                 " unavailable (no CUDA, above)"));
   const auto j = nlohmann::json::parse(mmaemu::testing::slurp(json));
   ASSERT_EQ(j["backends"].size(), 5u) << j["backends"].dump();
   EXPECT_EQ(j["backends"][0]["name"], "reference");
@@ -180,7 +187,8 @@ TEST_F(SelftestCli, InfoListsEveryBackendWithoutADriver) {
   const auto dev = run_cli(with(fake(), "MMAEMU_DISABLE_CUDA", "1"), {"info", "--device", "1"});
   ASSERT_EQ(dev.status, 0) << dev.all();
   EXPECT_THAT(dev.out, HasSubstr("device 1: unavailable"));
-  EXPECT_THAT(dev.out, HasSubstr("cuda:h1        unavailable: CUDA is disabled"));
+  EXPECT_THAT(dev.out, HasSubstr("cuda           unavailable: CUDA is disabled"));
+  EXPECT_THAT(dev.out, HasSubstr("cuda:h1        unavailable (no CUDA, above)"));
 }
 
 TEST_F(SelftestCli, InfoOnTheFakeDeviceGivesEachKernelsStatus) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "mmaemu/recordings/recording.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
@@ -56,14 +57,40 @@ TEST_F(TierCli, ListShowsEveryTierAndWhyItCannotRunHere) {
     EXPECT_NE(r.out.find(t), std::string::npos) << t << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("MMAEMU_TRUTH_DIR"), std::string::npos) << r.out;
-  const auto j = run_mmaemu({"tier", "list", "--json"});
+  const auto j = run_mmaemu({"tier", "list", "--json", "-"});
   ASSERT_EQ(j.status, 0);
   EXPECT_EQ(json::parse(j.out).size(), 11u);
 }
 
+// The table's columns are sized to their text and wrap: every word of every title and "when"
+// is there whole, and no line is wider than the width asked for.
+TEST_F(TierCli, ListWrapsItsColumnsInsteadOfCuttingThem) {
+  const auto r = run_mmaemu({"tier", "list", "--json", "-"}, {{"COLUMNS", "90"}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = r.err; // with --json -, the table is on stderr
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_LE(line.size(), 90u) << line;
+  for (const auto& t : json::parse(r.out)) {
+    for (const char* key : {"title", "when"}) {
+      std::istringstream words(t.at(key).get<std::string>());
+      for (std::string w; words >> w;) {
+        // A whole word: an occurrence with a space or a line break on both sides.
+        bool whole = false;
+        for (auto at = text.find(w); at != std::string::npos && !whole; at = text.find(w, at + 1)) {
+          const char before = at == 0 ? ' ' : text[at - 1];
+          const char after = at + w.size() < text.size() ? text[at + w.size()] : ' ';
+          whole = (before == ' ' || before == '\n') && (after == ' ' || after == '\n');
+        }
+        EXPECT_TRUE(whole) << "'" << w << "' of " << t.at("name") << " is cut:\n" << text;
+      }
+    }
+  }
+}
+
 TEST_F(TierCli, T1PassesWritesAnUnsignedCanonicalLogAndJunit) {
-  const auto r = run_mmaemu({"tier", "run", "T1", "--log-dir", logs.string(), "--json", "--junit",
-                             (tmp / "t1.xml").string()});
+  const auto r = run_mmaemu({"tier", "run", "T1", "--log-dir", logs.string(), "--json", "-",
+                             "--junit", (tmp / "t1.xml").string()});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const json summary = json::parse(r.out); // stdout is only the JSON
   EXPECT_EQ(summary["verdict"], "PASS");
@@ -250,7 +277,7 @@ TEST_F(TierCli, T1OverOutOfScopeRecordingsIsUnsupported) {
   fs::create_directories(tmp / "rec");
   mmaemu::recordings::write_recording(tmp / "rec/scoped.h5", rec);
   const auto r = run_mmaemu({"tier", "run", "T1", "--recordings", (tmp / "rec").string(),
-                             "--log-dir", logs.string(), "--json"});
+                             "--log-dir", logs.string(), "--json", "-"});
   EXPECT_EQ(r.status, 4) << r.out << r.err;
   const json summary = json::parse(r.out);
   EXPECT_EQ(summary["verdict"], "UNSUPPORTED");

@@ -55,9 +55,9 @@ TEST_F(TierDevice, WithoutADeviceT3IsUnsupported) {
 }
 
 TEST_F(TierDevice, OnTheSimulatedDeviceEveryKernelMatchesButT3CannotPass) {
-  const auto r =
-      run_command(MMAEMU_BIN, env(true),
-                  {"tier", "run", "T3", "--no-log", "--json", "--tiers", small_tiers().string()});
+  const auto r = run_command(
+      MMAEMU_BIN, env(true),
+      {"tier", "run", "T3", "--no-log", "--json", "-", "--tiers", small_tiers().string()});
   EXPECT_EQ(r.status, 1) << r.all();
   for (const char* k : {"cuda:v1", "cuda:v4", "cuda:h1", "cuda:h4"}) {
     EXPECT_THAT(r.err + r.out, HasSubstr(std::string("PASS         ") + k + "/gates")) << k;

@@ -159,14 +159,15 @@ TEST(TierRunner, CommandFiguresAreJudgedAgainstTheirTargets) {
 TEST(TierRunner, TheSweepIsRecordedInTheLog) {
   TierSpec t = tiertest::committed_tier("T6");
   ASSERT_EQ(t.run["argv"][3], "--sweep");
-  t.run["argv"] = {"{mmaemu}", "bench", "gemm",      "--sweep", "--N",    "32",
-                   "--K",      "32",    "--threads", "1",       "--json", "{out}/bench.json"};
+  t.run["argv"] = {"{mmaemu}", "bench",           "gemm", "--sweep",   "--N", "32",        "--K",
+                   "32",       "--split-M",       "8",    "--split-K", "64",  "--threads", "1",
+                   "--json",   "{out}/bench.json"};
   t.run["targets"] = {{"ratio_hopper_fast_M16", {{"target", 1e9}, {"better", "lower"}}}};
   const TierResult r = run_tier(t, options_for());
   EXPECT_EQ(r.verdict, Outcome::pass) << r.reason;
   ASSERT_TRUE(r.details.contains("result"));
-  EXPECT_EQ(r.details["result"]["rows"].size(), 16u);
-  EXPECT_GE(r.benchmarks.size(), 16u * 2);
+  EXPECT_EQ(r.details["result"]["rows"].size(), 39u);
+  EXPECT_GE(r.benchmarks.size(), 39u * 2);
 }
 
 // T6's shards ({shard} in run.argv: bench gemm --sweep --shard k/N) split the table by (M,
@@ -198,7 +199,9 @@ TEST(TierRunner, SweepShardsMeasureEachFigureOnce) {
     rows += r.details["result"]["rows"].size();
     EXPECT_EQ(r.total(Outcome::unsupported), 0u) << k;
   }
-  EXPECT_EQ(rows, 16u); // 4 M x 2 profiles x fast and slow, each in one shard
+  // 7 M x 2 profiles x fast and slow, and the split calls: hopper's unsplit call with S = 2, 4,
+  // 8 contiguous, ada's unsplit call with S = 2, 4, 8 serial and pairwise; each in one shard.
+  EXPECT_EQ(rows, 7u * 2 * 2 + (1 + 3) + (1 + 3 * 2));
   for (const auto& [name, target] : t.run["targets"].items())
     EXPECT_EQ(figures[name], 1) << name;
   for (const auto& [name, n] : figures)

@@ -97,6 +97,11 @@ __device__ __forceinline__ int block_exponent(int pair_sum, unsigned c_bits) {
 }
 
 // x truncated toward zero to a multiple of 2^(E - 13), with cf = 2^(E + 10); |x| < 2^(E + 2).
+// The same truncation is written for the CPU in emulator/src/block_fma.cpp (ScalarTerms::sum,
+// Avx2Terms::sum), chain_gemm_lanes.cpp and chain_gemm_i16.cpp; the differential tests that
+// bind them: HostKernel (kernels/tests/test_host_kernels.cpp: these sources on the host shim
+// against model::dot), ChainGemmKernel (test_chain_gemm.cpp), KernelVariants and
+// BlockFmaKernels (test_block_fma.cpp).
 __device__ __forceinline__ float truncate_term(float x, float cf) {
   const unsigned bits = __float_as_uint(x);
   // fabsf, not a mask: the absolute value becomes a free operand modifier of the add.

@@ -328,9 +328,8 @@ private:
 void validate(const BenchOptions& o) {
   for (const auto& name : o.kernels) {
     if (!find_kernel_spec(name)) {
-      throw ValueError("--kernels: '" + name +
-                       "' is not a kernel of this build (v1, v4, h1, h4; the gated v9 and tc3 are "
-                       "not built)");
+      throw ValueError("--kernels: '" + name + "' is not a kernel of this build (" +
+                       kernel_names_text() + ")");
     }
   }
   for (std::size_t i = 0; i < o.kernels.size(); ++i) {

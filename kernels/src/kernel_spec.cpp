@@ -49,4 +49,32 @@ std::span<const std::string_view> known_kernel_names() {
   return kKnownNames;
 }
 
+std::vector<std::string_view> absent_kernel_names() {
+  std::vector<std::string_view> out;
+  for (const auto name : kKnownNames) {
+    if (!find_kernel_spec(name))
+      out.push_back(name);
+  }
+  return out;
+}
+
+std::string absent_kernel_reason(std::string_view name) {
+  if (find_kernel_spec(name))
+    return {};
+  // The only known names without a spec are the gated tensor-core designs (seed 000): their
+  // sources are not part of the tree yet.
+  return "the gated tensor-core design " + std::string(name) + " is not part of this build";
+}
+
+std::string kernel_names_text() {
+  std::string built, absent;
+  for (const auto name : kKnownNames) {
+    std::string& to = find_kernel_spec(name) ? built : absent;
+    to += (to.empty() ? "" : ", ") + std::string(name);
+  }
+  if (absent.empty())
+    return built;
+  return built + "; the gated tensor-core designs " + absent + " are not in this build";
+}
+
 } // namespace mmaemu::kernels

@@ -139,9 +139,8 @@ std::vector<KernelStatus> kernel_statuses(int ordinal, const std::vector<std::st
     for (const auto& name : kernels) {
       const KernelSpec* s = find_kernel_spec(name);
       if (!s) {
-        throw ValueError("kernel '" + name +
-                         "' is not a kernel of this build (v1, v4, h1, h4; the gated v9 and "
-                         "tc3 are not built)");
+        throw ValueError("kernel '" + name + "' is not a kernel of this build (" +
+                         kernel_names_text() + ")");
       }
       specs.push_back(s);
     }
@@ -174,14 +173,15 @@ ChainBackend select_backend_with_cuda(const BackendRequest& request) {
   if (name.rfind("cuda:", 0) == 0) {
     const std::string k = name.substr(5);
     if (k.empty()) {
-      throw ValueError("backend '" + name +
-                       "': no kernel after 'cuda:' (v1, v4, v9, tc3, h1, h4), or 'cuda' for any");
+      throw ValueError("backend '" + name + "': no kernel after 'cuda:' (" + kernel_names_text() +
+                       "), or 'cuda' for any");
     }
     named = find_kernel_spec(k);
     if (!named) {
-      if (k == "v9" || k == "tc3") {
-        throw BackendUnavailableError("backend '" + name + "' is unavailable: the gated " +
-                                      "tensor-core design " + k + " is not part of this build");
+      if (const std::string why = absent_kernel_reason(k);
+          !why.empty() && std::find(known_kernel_names().begin(), known_kernel_names().end(), k) !=
+                              known_kernel_names().end()) {
+        throw BackendUnavailableError("backend '" + name + "' is unavailable: " + why);
       }
       reference_only_backend({name, request.preset, request.fmt}); // throws ValueError
     }

@@ -101,8 +101,10 @@ void* current_context() {
   void* h = ::dlopen(MMAEMU_FAKE_CUDA_PATH, RTLD_NOW | RTLD_NOLOAD);
   if (!h)
     return nullptr;
-  auto f = reinterpret_cast<int (*)(void**)>(::dlsym(h, "cuCtxGetCurrent"));
-  void* ctx = nullptr;
+  // Through the fake driver's own signature (another function type is undefined behaviour).
+  namespace drv = mmaemu::kernels::driver;
+  auto f = reinterpret_cast<drv::CUresult (*)(drv::CUcontext*)>(::dlsym(h, "cuCtxGetCurrent"));
+  drv::CUcontext ctx = nullptr;
   if (f)
     f(&ctx);
   ::dlclose(h);

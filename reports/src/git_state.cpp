@@ -67,4 +67,16 @@ nlohmann::json git_state(const std::optional<std::filesystem::path>& source_dir)
   return j;
 }
 
+LogRevision log_revision(const nlohmann::json& log) {
+  LogRevision r;
+  const auto g = log.find("git");
+  if (!log.is_object() || g == log.end() || !g->is_object())
+    return r;
+  if (const auto c = g->find("commit"); c != g->end() && c->is_string())
+    r.commit = c->get<std::string>();
+  if (const auto d = g->find("dirty"); d != g->end() && d->is_boolean())
+    r.dirty = d->get<bool>();
+  return r;
+}
+
 } // namespace mmaemu::reports

@@ -30,6 +30,38 @@ bool create_new(const fs::path& path, const std::string& content) {
   }
 }
 
+// <dir>/<stem>.json, or -2, -3, ... : the signature (when there is one) first, then the log.
+PublishedLog write_under_free_name(const std::string& bytes, const std::string& sig_text,
+                                   const fs::path& dir, const std::string& stem) {
+  PublishedLog out;
+  const bool signing_key = !sig_text.empty();
+  for (int n = 1; n < 10000; ++n) {
+    const std::string name = stem + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
+    const fs::path target = dir / name;
+    const fs::path sig_target = signature_path(target);
+    if (signing_key) {
+      // The signature first: a log never appears without it. A stale .sig of a name whose
+      // log is missing belongs to another run (or a crash): skip that name too.
+      if (!create_new(sig_target, sig_text))
+        continue;
+      if (!create_new(target, bytes)) {
+        ::unlink(sig_target.c_str());
+        continue;
+      }
+      out.signature = sig_target;
+    } else {
+      std::error_code ec;
+      if (fs::symlink_status(sig_target, ec).type() != fs::file_type::not_found)
+        continue;
+      if (!create_new(target, bytes))
+        continue;
+    }
+    out.log = target;
+    return out;
+  }
+  throw LogWriteError(shown(dir) + ": no free name for " + support::printable(stem) + ".json");
+}
+
 } // namespace
 
 fs::path prepare_log_dir(const fs::path& root, const std::string& date) {
@@ -78,31 +110,16 @@ PublishedLog publish_log(nlohmann::json log, const fs::path& dir, const std::str
   const std::string bytes = canonical_dump(log);
   const std::string sig_text =
       signing_key ? signature_file_text(sign_bytes(*signing_key, bytes)) : std::string();
-  for (int n = 1; n < 10000; ++n) {
-    const std::string name = stem + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
-    const fs::path target = dir / name;
-    const fs::path sig_target = signature_path(target);
-    if (signing_key) {
-      // The signature first: a log never appears without it. A stale .sig of a name whose
-      // log is missing belongs to another run (or a crash): skip that name too.
-      if (!create_new(sig_target, sig_text))
-        continue;
-      if (!create_new(target, bytes)) {
-        ::unlink(sig_target.c_str());
-        continue;
-      }
-      out.signature = sig_target;
-    } else {
-      std::error_code ec;
-      if (fs::symlink_status(sig_target, ec).type() != fs::file_type::not_found)
-        continue;
-      if (!create_new(target, bytes))
-        continue;
-    }
-    out.log = target;
-    return out;
-  }
-  throw LogWriteError(shown(dir) + ": no free name for " + support::printable(stem) + ".json");
+  PublishedLog written = write_under_free_name(bytes, sig_text, dir, stem);
+  written.fingerprint = out.fingerprint;
+  return written;
+}
+
+PublishedLog publish_signed_copy(const std::string& log_bytes, const std::string& signature_text,
+                                 const fs::path& dir, const std::string& stem) {
+  if (signature_text.empty())
+    throw LogWriteError(support::printable(stem) + ": an unsigned log is never copied");
+  return write_under_free_name(log_bytes, signature_text, dir, stem);
 }
 
 void write_file_replacing(const fs::path& path, const std::string& content) {

@@ -49,7 +49,10 @@ inline const std::vector<std::string>& cli_cleared_variables() {
                                           "MMAEMU_FAKE_CUBLASLT_ANSWER",
                                           "MMAEMU_FAKE_CUBLASLT_RESULTS",
                                           "MMAEMU_FAKE_CUBLASLT_HEURISTIC_STATUS",
-                                          "MMAEMU_FAKE_CUBLASLT_CREATE_STATUS"};
+                                          "MMAEMU_FAKE_CUBLASLT_CREATE_STATUS",
+                                          "MMAEMU_SIGNING_KEY",
+                                          "MMAEMU_LOG_DIR",
+                                          "MMAEMU_TRUTH_DIR"};
   return v;
 }
 

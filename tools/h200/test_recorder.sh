@@ -27,7 +27,7 @@ grep -q ' 0 failed' "$work/replay.txt" || fail "replay reports failures"
 for set in h200_tiny h200_k128 h200_rejects; do
   grep -q "^$set " "$work/replay.txt" || fail "set $set missing from the replay"
 done
-"$mmaemu" recordings show --json "$work/rec/h200_00.h5" >"$work/show.json" ||
+"$mmaemu" recordings show "$work/rec/h200_00.h5" --json - >"$work/show.json" 2>/dev/null ||
   fail "recordings show exited $?"
 for key in '"device": "fake"' '"recorder_commit"' '"seed"' '"gpu"'; do
   grep -q "$key" "$work/show.json" || fail "provenance key $key missing"

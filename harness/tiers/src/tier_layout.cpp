@@ -63,8 +63,10 @@ Layout discover_layout(const LayoutOverrides& o, const fs::path& exe_in) {
     l.tiers_dir = base / "tiers";
     l.recordings_dir = base / "recordings" / "data";
     l.keys_dir = base / "docs" / "validation_logs" / "keys";
-    l.log_root = l.source_dir ? *l.source_dir / "docs" / "validation_logs"
-                              : fs::current_path(ec) / "validation_logs";
+    l.log_root =
+        l.build_dir ? *l.build_dir / "validation_logs" : fs::current_path(ec) / "validation_logs";
+    if (l.source_dir)
+      l.publish_root = *l.source_dir / "docs" / "validation_logs";
   }
   if (const char* env = std::getenv("MMAEMU_LOG_DIR"); env && *env)
     l.log_root = env;

@@ -47,6 +47,10 @@ struct PreferenceObject {
 };
 } // namespace mmaemu::kernels::cublaslt
 
+namespace mmaemu::kernels::driver {
+struct CUctx_st; // the fake driver's context type, by its one name
+} // namespace mmaemu::kernels::driver
+
 namespace {
 
 constexpr Status kInvalidValue = 7;
@@ -121,9 +125,12 @@ long long driver_context_current() {
   void* h = ::dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   if (!h)
     return -1;
-  using GetCurrent = int (*)(void**);
+  // The fake driver's own signature: a call through another function type is undefined
+  // behaviour (UBSan's -fsanitize=function stops it).
+  // (CUresult is int and CUcontext is CUctx_st*, kernels/include/mmaemu/kernels/driver_api.hpp.)
+  using GetCurrent = int (*)(mmaemu::kernels::driver::CUctx_st**);
   auto get = reinterpret_cast<GetCurrent>(::dlsym(h, "cuCtxGetCurrent"));
-  void* ctx = nullptr;
+  mmaemu::kernels::driver::CUctx_st* ctx = nullptr;
   const long long r = get && get(&ctx) == 0 ? (ctx ? 1 : 0) : -1;
   ::dlclose(h); // drops only the reference taken here
   return r;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mmaemu/emulator/dot.hpp"
@@ -35,21 +36,27 @@ void chain_gemm(const GemmOperands& op, std::size_t k0, std::size_t k1, const Pr
 void chain_gemm_simple(const GemmOperands& op, std::size_t k0, std::size_t k1, const Preset& p,
                        std::uint32_t* out, std::size_t ldo);
 
-// The chains of a whole GEMM plan (split-K parts, slow-accumulation chunks) in one pass over
-// the operands. parts[s] lists part s's chunks, K ranges in order; each chunk is a chain from
-// +0. Part s of an output is
+// The chains of a whole GEMM plan (split-K parts, slow-accumulation chunks, the split
+// reduction) in one pass over the operands. parts[s] lists part s's chunks, K ranges in order;
+// each chunk is a chain from +0. Part s of an output is
 //   promote == nullptr (fast accumulation): its one chunk's result (a part has at most one);
 //   otherwise (slow accumulation): +0, then acc = promote(acc, chunk result) chunk by chunk;
-// and +0 when the part has no chunks. The caller builds the plan from plan_decisions, so the
-// chunking and the promotion stay swappable decisions.
+// and +0 when the part has no chunks. With reduce set, the output is
+// reduce(its parts in part order, S, scheme) instead of its S parts. The caller builds the
+// plan from plan_decisions, so the chunking, the promotion and the reduction stay swappable
+// decisions.
 struct ChainPlan {
   std::vector<std::vector<KRange>> parts;
   std::uint32_t (*promote)(std::uint32_t acc, std::uint32_t chunk) = nullptr;
+  std::uint32_t (*reduce)(const std::uint32_t* partials, int S,
+                          const std::string& scheme) = nullptr;
+  std::string scheme; // given to reduce
 };
 
-// outs[s][m * ldo + n] = part s of output (m, n), for s < plan.parts.size(). The codes must
-// be finite (as chain_gemm). ValueError for a chunk outside [0, K), or for more than one chunk
-// in a part when promote is null.
+// outs[s][m * ldo + n] = part s of output (m, n), for s < plan.parts.size(); with reduce set,
+// outs[0][m * ldo + n] = the reduced output (outs has one entry). The codes must be finite (as
+// chain_gemm). ValueError for a chunk outside [0, K), for more than one chunk in a part when
+// promote is null, or for reduce with no parts.
 void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset& p,
                      std::uint32_t* const* outs, std::size_t ldo, unsigned threads = 0);
 

@@ -145,7 +145,11 @@ void run_truth_replay(const fs::path& truth_dir, const fs::path& out_dir, const 
   if (opt.progress)
     opt.progress->begin(listed.size(), "truth recordings");
   std::size_t done = 0;
-  for (const auto& [rel, expected_sha] : listed) {
+  for (const auto& entry : listed) {
+    // Named copies, not structured bindings: the lambdas below capture them (clang 14, the
+    // sanitizer build's compiler, does not capture structured bindings).
+    const std::string& rel = entry.first;
+    const std::string& expected_sha = entry.second;
     RecordingRow row;
     row.path = rel;
     const fs::path f = truth_dir / rel;

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace mmaemu::kernels {
 
@@ -41,5 +43,16 @@ const KernelSpec* find_kernel_spec(std::string_view name);
 
 // The kernel names the CLI accepts after "cuda:" (including gated designs this build lacks).
 std::span<const std::string_view> known_kernel_names();
+
+// The names of known_kernel_names() that kernel_specs() lacks, in that order: computed, so that
+// a kernel added to kernel_specs() leaves this list (and every help text built from it) at once.
+std::vector<std::string_view> absent_kernel_names();
+
+// Why `name` (one of absent_kernel_names()) is not in this build; empty for a built kernel.
+std::string absent_kernel_reason(std::string_view name);
+
+// For help texts and messages: the built kernels ("v1, v4, h1, h4") and, when some known ones
+// are absent, which ("; the gated tensor-core designs v9, tc3 are not in this build").
+std::string kernel_names_text();
 
 } // namespace mmaemu::kernels

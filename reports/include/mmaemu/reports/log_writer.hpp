@@ -39,6 +39,13 @@ std::filesystem::path prepare_log_dir(const std::filesystem::path& root, const s
 PublishedLog publish_log(nlohmann::json log, const std::filesystem::path& dir,
                          const std::string& stem, const Key* signing_key = nullptr);
 
+// A log that is already written and signed (its bytes and the text of its .sig file), copied
+// as it is into <dir>/<stem>.json (or <stem>-2.json, ... when the name is taken) with its
+// signature beside it, in the same order and with the same guarantees as publish_log: what
+// `mmaemu report publish` puts into the committed folder. Throws LogWriteError.
+PublishedLog publish_signed_copy(const std::string& log_bytes, const std::string& signature_text,
+                                 const std::filesystem::path& dir, const std::string& stem);
+
 // The detached signature file of a log: "<log file name>.sig" beside it.
 std::filesystem::path signature_path(const std::filesystem::path& log);
 

@@ -20,7 +20,10 @@ struct Layout {
   std::filesystem::path tiers_dir;      // tiers/*.json
   std::filesystem::path recordings_dir; // committed recordings (T1)
   std::filesystem::path keys_dir;       // trusted *.pub keys
-  std::filesystem::path log_root;       // <log_root>/<date>/<tier>.json
+  std::filesystem::path log_root;       // <log_root>/<date>/<tier>.json: where a run writes
+  // The committed logs, <source>/docs/validation_logs (empty without a source tree): only
+  // `tier run --publish` and `report publish` write there, signed, on purpose.
+  std::filesystem::path publish_root;
 };
 
 // Command-line choices that replace what discovery finds; empty = not given.
@@ -36,8 +39,10 @@ std::filesystem::path self_exe();
 std::optional<std::filesystem::path> source_dir_of_build(const std::filesystem::path& build_dir);
 
 // Discovers the layout from `exe` (default: self_exe()). The log root is, in order:
-// overrides.log_root, $MMAEMU_LOG_DIR, <source>/docs/validation_logs (build tree),
-// ./validation_logs (installed or unknown).
+// overrides.log_root, $MMAEMU_LOG_DIR, <build>/validation_logs (a build tree, or --build-dir),
+// ./validation_logs (installed or unknown). It is never the committed docs/validation_logs/ by
+// default: a run a user makes to look must not leave an unsigned log where `make test` checks
+// that every log verifies (publish_root is for that).
 Layout discover_layout(const LayoutOverrides& overrides = {},
                        const std::filesystem::path& exe = {});
 

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Decoding for chain_gemm: each row of a and each panel of 16 columns of b into the planar
+// integers of a kernel's layout (magnitude significand, alignment exponent, sign), chunk after
+// chunk of the plan, each chunk from its own start so that its blocks are its own. NaN and Inf
+// codes are written as zeros and reported, so that their outputs go exact.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "chain_gemm_kernels.hpp"
+
+namespace mmaemu::model::cg {
+
+std::array<RowCode, 256> row_codes(const Fp8Operand* tab, Format f, int lane_shift, int G) {
+  std::array<RowCode, 256> t{};
+  for (std::size_t c = 0; c < 256; ++c) {
+    const Fp8Operand o = tab[c];
+    RowCode& r = t[c];
+    r.special = o.cls > kFinite;
+    if (o.cls == kFinite) {
+      r.lane = {static_cast<std::int32_t>(o.mant) << lane_shift, o.ea,
+                -static_cast<std::int32_t>(o.neg)};
+      r.mag = static_cast<std::uint16_t>(o.mant << G);
+      r.exp = static_cast<std::uint16_t>(o.ea);
+      r.sgn = o.neg ? 0xFFFEu : 0u;
+      r.fmag = std::ldexp(static_cast<float>(o.mant), o.ea - spec(f).frac_bits);
+      r.fsgn = o.neg ? 0x80000000u : 0u;
+      r.fexp = o.ea;
+    } else {
+      r.lane = {0, kZeroExpA, 0};
+      r.mag = 0;
+      r.exp = static_cast<std::uint16_t>(kZeroExp16);
+      r.sgn = 0;
+      r.fmag = 0.0f;
+      r.fsgn = 0;
+      r.fexp = kZeroExpF;
+    }
+  }
+  return t;
+}
+
+bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, LaneA* dst) {
+  const RowCode* tab = pl.row_tab;
+  unsigned special = 0;
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    LaneA* d = dst + sg.off;
+    for (std::int64_t k = 0; k < sg.L; ++k) {
+      const RowCode& r = tab[c[k]];
+      special |= r.special;
+      d[k] = r.lane;
+    }
+  }
+  return special != 0;
+}
+
+// Columns n0 .. n0 + 15 of b (those < N) into one panel; sets col_special for each column.
+template <class T>
+void decode_lane_panel(const Plan& pl, std::size_t n0, LaneB<T>* dst, std::uint8_t* col_special) {
+  const Fp8Operand* tab = pl.panel_tab;
+  const GemmOperands& op = *pl.op;
+  const T zero = pack_lane<T>(0, kZeroExpB8, false);
+  for (std::size_t k = 0; k < pl.lane_stride; ++k)
+    std::fill_n(dst[k].lane, kLanes, zero);
+  for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
+    bool special = false;
+    for (const Segment& sg : pl.segs) {
+      for (std::int64_t k = 0; k < sg.L; ++k) {
+        const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(k)]];
+        special |= o.cls > kFinite;
+        if (o.cls == kFinite)
+          dst[sg.off + static_cast<std::size_t>(k)].lane[c] =
+              pack_lane<T>(o.mant, o.ea, o.neg != 0);
+      }
+    }
+    col_special[n0 + c] = special;
+  }
+}
+
+template void decode_lane_panel<std::int32_t>(const Plan&, std::size_t, LaneB<std::int32_t>*,
+                                              std::uint8_t*);
+template void decode_lane_panel<std::int64_t>(const Plan&, std::size_t, LaneB<std::int64_t>*,
+                                              std::uint8_t*);
+
+bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
+  const RowCode* tab = pl.row_tab;
+  static constexpr RowCode kPad = {
+      {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0, 0.0f, 0, kZeroExpF};
+  unsigned special = 0;
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    PairA* d = dst + sg.off;
+    for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+      const std::int64_t kb = j * pl.nfma;
+      const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
+      for (std::int64_t q = 0; q < ppb; ++q) {
+        const std::int64_t k = kb + 2 * q;
+        const RowCode& lo = k < kend ? tab[c[k]] : kPad;
+        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : kPad;
+        special |= static_cast<unsigned>(lo.special | hi.special);
+        d[j * ppb + q] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
+                          lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
+                          lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
+      }
+    }
+  }
+  return special != 0;
+}
+
+void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {
+  const Fp8Operand* tab = pl.panel_tab;
+  const GemmOperands& op = *pl.op;
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  for (std::size_t i = 0; i < pl.pair_stride; ++i) {
+    for (int x = 0; x < 2 * kLanes; ++x) {
+      dst[i].mag[x] = 0;
+      dst[i].exp[x] = kZeroExp16;
+      dst[i].sgn[x] = 1;
+    }
+  }
+  for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
+    bool special = false;
+    for (const Segment& sg : pl.segs) {
+      for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+        const std::int64_t kb = j * pl.nfma;
+        const std::int64_t kn = std::min<std::int64_t>(pl.nfma, sg.L - kb);
+        for (std::int64_t i = 0; i < kn; ++i) {
+          const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(kb + i)]];
+          special |= o.cls > kFinite;
+          if (o.cls != kFinite)
+            continue;
+          PairB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
+          const int x = 2 * c + static_cast<int>(i % 2);
+          e.mag[x] = o.mant;
+          e.exp[x] = o.ea;
+          e.sgn[x] = o.neg ? -1 : 1;
+        }
+      }
+    }
+    col_special[n0 + c] = special;
+  }
+}
+
+std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f) {
+  std::array<PanelCodeF, 256> t{};
+  for (std::size_t c = 0; c < 256; ++c) {
+    const Fp8Operand o = tab[c];
+    PanelCodeF& p = t[c];
+    p.special = o.cls > kFinite;
+    if (o.cls == kFinite) {
+      p.mag = std::ldexp(static_cast<float>(o.mant), o.ea - spec(f).frac_bits);
+      p.sgn = o.neg ? -1.0f : 1.0f;
+      p.exp = o.ea;
+    } else {
+      p.mag = 0.0f;
+      p.sgn = 1.0f;
+      p.exp = kZeroExpF;
+    }
+  }
+  return t;
+}
+
+bool decode_f32_row(const Plan& pl, const std::uint8_t* codes, PairFA* dst) {
+  const RowCode* tab = pl.row_tab;
+  RowCode pad{};
+  pad.fexp = kZeroExpF;
+  unsigned special = 0;
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    PairFA* d = dst + sg.off;
+    for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+      const std::int64_t kb = j * pl.nfma;
+      const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
+      for (std::int64_t q = 0; q < ppb; ++q) {
+        const std::int64_t k = kb + 2 * q;
+        const RowCode& lo = k < kend ? tab[c[k]] : pad;
+        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : pad;
+        special |= static_cast<unsigned>(lo.special | hi.special);
+        PairFA& e = d[j * ppb + q];
+        e.mag[0] = lo.fmag;
+        e.mag[1] = hi.fmag;
+        e.sgn[0] = lo.fsgn;
+        e.sgn[1] = hi.fsgn;
+        e.exp = static_cast<std::uint16_t>(static_cast<std::uint8_t>(lo.fexp) |
+                                           static_cast<std::uint8_t>(hi.fexp) << 8);
+      }
+    }
+  }
+  return special != 0;
+}
+
+void decode_f32_panel(const Plan& pl, std::size_t n0, PairFB* dst, std::uint8_t* col_special) {
+  const PanelCodeF* tab = pl.panel_ftab;
+  const GemmOperands& op = *pl.op;
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  for (std::size_t i = 0; i < pl.pair_stride; ++i) {
+    std::fill_n(&dst[i].mag[0][0], 2 * kLanes, 0.0f);
+    std::fill_n(&dst[i].sgn[0][0], 2 * kLanes, 1.0f);
+    std::fill_n(dst[i].exp, 2 * kLanes, static_cast<std::int8_t>(kZeroExpF));
+  }
+  for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
+    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
+    unsigned special = 0;
+    for (const Segment& sg : pl.segs) {
+      for (std::int64_t j = 0; j < sg.nblocks; ++j) {
+        const std::int64_t kb = j * pl.nfma;
+        const std::int64_t kn = std::min<std::int64_t>(pl.nfma, sg.L - kb);
+        for (std::int64_t i = 0; i < kn; ++i) {
+          const PanelCodeF& o = tab[codes[sg.k0 + static_cast<std::size_t>(kb + i)]];
+          special |= o.special;
+          PairFB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
+          const auto p = static_cast<std::size_t>(i % 2);
+          e.mag[p][c] = o.mag;
+          e.sgn[p][c] = o.sgn;
+          e.exp[2 * c + static_cast<int>(p)] = o.exp;
+        }
+      }
+    }
+    col_special[n0 + c] = special != 0;
+  }
+}
+
+} // namespace mmaemu::model::cg
