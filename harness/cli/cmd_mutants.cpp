@@ -138,10 +138,11 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_flag("--verbose,-v", ra->verbose, "One line per mutant");
   run->callback([ra, tier, timeout, &exit_code] {
     TierArgs a = *ra;
-    // A bad option is named first, whatever the state of the catalogue and the tree. Then a
-    // damaged catalogue, or one that does not fit the source tree, is a usage error (exit 2)
-    // before any copy or build.
+    // A bad option (the --json path among them) is named first, whatever the state of the
+    // catalogue and the tree. Then a damaged catalogue, or one that does not fit the source
+    // tree, is a usage error (exit 2) before any copy or build.
     try {
+      a.json.check();
       mutants::select_mutants(mutants::Catalogue{}, *tier, a.mutants.only, 0, 1);
     } catch (const std::exception& e) {
       error_line(e.what());
