@@ -31,8 +31,10 @@ void add_checks(CLI::App& app) {
       continue; // checked already
     } catch (const CLI::OptionNotFound&) {
     }
-    opt->check(CLI::Validator([type](std::string& text) { return strict_number_error(type, text); },
-                              "", kCheckName));
+    // transform() puts it first, before a Range or NonNegativeNumber the option has (those
+    // read '' as 0 themselves); it changes nothing, it only refuses.
+    opt->transform(CLI::Validator(
+        [type](std::string& text) { return strict_number_error(type, text); }, "", kCheckName));
   }
   for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{}))
     add_checks(*sub);
