@@ -280,4 +280,30 @@ TEST(ReplayBudget, AnOverBudgetDescriptionIsAGemmCallErrorNamingTheBudget) {
   }
 }
 
+TEST(ReplayBudget, FuzzSeedsNamedOverBudgetAreRefusedByTheBudget) {
+  // fuzz/corpus/gemm_call/over-budget-*.json start the fuzzer at the budget checks; on the
+  // fuzz target's storages (256 and 1024 bytes) each is refused by them, and the 2^28-element
+  // scale parses (its shape is refused by scaled_mm's rules, never allocated).
+  const fs::path dir = fs::path(MMAEMU_SOURCE_DIR) / "fuzz" / "corpus" / "gemm_call";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("over-budget-", 0) != 0)
+      continue;
+    ++n;
+    try {
+      mmaemu::harness::parse_gemm_call_desc(mmaemu::testing::slurp(e.path()), 256, 1024);
+      ADD_FAILURE() << name << " parsed";
+    } catch (const mmaemu::harness::GemmCallError& err) {
+      EXPECT_EQ(std::string(err.what()).rfind("over budget: ", 0), 0u)
+          << name << ": " << err.what();
+    }
+  }
+  EXPECT_GE(n, 3);
+  const mmaemu::harness::GemmCallDesc d = mmaemu::harness::parse_gemm_call_desc(
+      mmaemu::testing::slurp(dir / "scale-of-2to28-elements.json"), 256, 1024);
+  EXPECT_TRUE(d.scale_a.make().is_meta());
+  EXPECT_EQ(d.scale_a.bytes(), 0u);
+}
+
 } // namespace

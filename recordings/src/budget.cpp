@@ -59,11 +59,12 @@ std::string work_over_budget(std::uint64_t M, std::uint64_t N, std::uint64_t K, 
     return {};
   return std::to_string(M) + " x " + std::to_string(N) + " x " + std::to_string(K) + " with " +
          std::to_string(parts) + " split-K part(s)" +
-         (created_bytes ? " and " + std::to_string(created_bytes) + " bytes of created tensors"
+         (created_bytes ? " and " + std::to_string(created_bytes) + " bytes of tensors it creates"
                         : std::string()) +
          " needs " + (need == kSaturated ? std::string("over 2^64") : std::to_string(need)) +
          " bytes, over the budget of " + std::to_string(budget) +
-         " bytes of one call in a replay of this file (16 MiB plus the file's " +
+         " bytes of one call in a replay of this file (" +
+         std::to_string(kWorkBudgetBaseBytes >> 20) + " MiB plus the file's " +
          std::to_string(file_bytes) + " bytes)";
 }
 
