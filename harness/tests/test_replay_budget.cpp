@@ -4,7 +4,7 @@
 // writer): each is one clear error for that file (exit 2, one line naming it and the budget),
 // the other files of the run still replay, and the peak resident memory of `mmaemu replay`
 // (every process: the child's getrusage through wait4, which covers the reader's own child)
-// stays within 64 MiB plus 4 times the largest file.
+// stays within 320 MiB plus 10 times the largest file.
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -262,7 +262,7 @@ TEST(ReplayBudget, TheWorkOfACallIsChargedFromItsShapes) {
   EXPECT_EQ(rec::split_parts("1"), 1u);
   EXPECT_EQ(rec::split_parts("4,contiguous"), 4u);
   EXPECT_EQ(rec::split_parts("auto"), rec::kAssumedAutoSplitParts);
-  EXPECT_EQ(rec::work_budget(1000), (16u << 20) + 1000);
+  EXPECT_EQ(rec::work_budget(1000), (256u << 20) + 8 * 1000);
   EXPECT_EQ(rec::decoded_budget(0), 16u << 20);
   EXPECT_EQ(rec::decoded_budget(~0ull), rec::kMaxDecodedBytes);
 }

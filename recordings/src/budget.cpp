@@ -29,7 +29,7 @@ std::uint64_t decoded_budget(std::uint64_t file_bytes) {
 }
 
 std::uint64_t work_budget(std::uint64_t file_bytes) {
-  return add(kWorkBudgetBaseBytes, file_bytes);
+  return add(kWorkBudgetBaseBytes, mul(kWorkBudgetFactor, file_bytes));
 }
 
 std::uint64_t split_parts(const std::string& splitk) {
@@ -64,8 +64,9 @@ std::string work_over_budget(std::uint64_t M, std::uint64_t N, std::uint64_t K, 
          " needs " + (need == kSaturated ? std::string("over 2^64") : std::to_string(need)) +
          " bytes, over the budget of " + std::to_string(budget) +
          " bytes of one call in a replay of this file (" +
-         std::to_string(kWorkBudgetBaseBytes >> 20) + " MiB plus the file's " +
-         std::to_string(file_bytes) + " bytes)";
+         std::to_string(kWorkBudgetBaseBytes >> 20) + " MiB plus " +
+         std::to_string(kWorkBudgetFactor) + " times the file's " + std::to_string(file_bytes) +
+         " bytes)";
 }
 
 } // namespace mmaemu::recordings
