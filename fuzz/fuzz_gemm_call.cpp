@@ -8,6 +8,9 @@
 // The call is run only when it is small (M*N*K <= 2^16): a description may validly broadcast
 // a tiny storage to a large shape, whose cost is not what this target looks for.
 //
+// Each description is parsed against a call budget derived from the input's length (a file
+// of 0 to 16 MiB, 1 to 4 split-K parts): over-budget descriptions are GemmCallErrors too.
+//
 // Documented exceptions: GemmCallError from the parser, the mmaemu error classes
 // (MmaemuError) from scaled_mm, std::bad_alloc. Anything else escaping, a crash or a sanitizer
 // report (an out-of-bounds read of a storage above all) is a finding. So is an error message
@@ -48,7 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   mmaemu::harness::GemmCallArgs a;
   try {
-    a = mmaemu::harness::parse_gemm_call(text, storage(256, 7), storage(1024, 13));
+    // The budget of a file of 0 to 16 MiB with 1 to 4 split-K parts, from the input's length,
+    // so that the budget checks (docs/recordings.md, "Budgets") see different limits.
+    const mmaemu::harness::CallBudget budget{(size % 5) << 22, 1 + size % 4};
+    const auto in = storage(256, 7), m2 = storage(1024, 13);
+    const mmaemu::harness::GemmCallDesc d =
+        mmaemu::harness::parse_gemm_call_desc(text, in->size(), m2->size(), budget);
+    a = mmaemu::harness::make_call_args(d, in, m2);
   } catch (const mmaemu::harness::GemmCallError& e) {
     if (!one_line(e.what()))
       __builtin_trap();

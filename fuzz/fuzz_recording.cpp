@@ -2,6 +2,10 @@
 // libFuzzer target: the HDF5 recording reader (recordings::read_recording_image, what
 // read_recording does after reading the file) on arbitrary bytes as a file image.
 //
+// A recording that reads has its gemm_call descriptions parsed as a replay parses them
+// (harness::parse_gemm_calls, with the budget of a file of the input's size), so that the
+// budgets of docs/recordings.md, the reader's and the descriptions', are both fuzzed.
+//
 // The reader documents that it throws RecordingError and nothing else for any bytes; anything
 // else escaping, a crash in this process or a sanitizer report in it is a finding. So is a
 // recording that reads but whose batches fail check_batch (the reader promises consistency).
@@ -31,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mmaemu/harness/gemm_call.hpp"
 #include "mmaemu/recordings/recording.hpp"
 
 // libhdf5 1.10 leaks on its own error paths for corrupt files (an object header it failed to
@@ -68,6 +73,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         read_recording_image(bytes, "fuzz-input.h5", ReadGuard::child_then_parent, 2.0);
     for (const MmaBatch& b : rec.mma)
       check_batch(b, "fuzz-input.h5 (after a successful read)");
+    // What a replay does next: every gemm_call description parsed against the budget of a
+    // file of this size (mmaemu/recordings/budget.hpp); a refusal names the file too.
+    for (const GemmCallBatch& b : rec.gemm_call) {
+      try {
+        (void)mmaemu::harness::parse_gemm_calls(b, "fuzz-input.h5", size);
+      } catch (const mmaemu::harness::GemmCallError& e) {
+        if (std::strncmp(e.what(), "fuzz-input.h5", 13) != 0)
+          std::abort();
+      }
+    }
   } catch (const RecordingError& e) {
     // An error naming the input is the expected outcome for most inputs; one that does not
     // name it breaks the reader's contract.

@@ -47,6 +47,7 @@
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 #include "output.hpp"
+#include "strict_numbers.hpp"
 
 #ifdef MMAEMU_WITH_OPENBLAS
 // OpenBLAS's thread control (declared here: the cblas.h alternative may be netlib's).
@@ -624,7 +625,8 @@ void add_bench(CLI::App& app, int& exit_code) {
   args->json.add(*g, "write the figures");
   g->add_option("--shard", args->shard,
                 "with --sweep: k/N, the groups k-1, k-1+N, ... of the table ((M, profile), each "
-                "profile's split calls, each profile's dot; T6's shards)");
+                "profile's split calls, each profile's dot; T6's shards)")
+      ->check(non_empty("a shard k/N"));
   g->callback([args, &exit_code] { exit_code = run_bench_gemm(*args); });
   add_bench_kernels(*bench, exit_code);
 }

@@ -20,6 +20,7 @@
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/support/text.hpp"
 #include "output.hpp"
+#include "strict_numbers.hpp"
 
 namespace mmaemu::cli {
 
@@ -61,14 +62,10 @@ std::vector<std::uint32_t> parse_codes(const std::vector<std::string>& toks, con
   const bool tf32 = f == Format::tf32;
   const unsigned long max = tf32 ? 0xFFFFFFFFul : spec(f).code_mask();
   for (const auto& t : toks) {
-    std::size_t used = 0;
-    unsigned long v = 0;
-    try {
-      v = std::stoul(t, &used, 16);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != t.size() || v > max || (tf32 && (v & 0x1FFFu) != 0)) {
+    // Strictly hex: std::stoul took '' as 0, and " +1f" and "-1" (wrapped) too.
+    const auto parsed = parse_hex_strict(t, 8);
+    const std::uint64_t v = parsed ? *parsed : 0;
+    if (!parsed || v > max || (tf32 && (v & 0x1FFFu) != 0)) {
       const std::string what =
           tf32 ? "a tf32 value (8 hex digits of its binary32 pattern, the low 13 bits zero)"
                : std::string("an ") + format_name(f) + " code (" +
@@ -94,14 +91,9 @@ int run_dot(const DotArgs& args) {
   const auto acc = parse_format(args.acc);
   if (!acc || (*acc != Format::fp32 && *acc != Format::fp16))
     throw ValueError("--acc: '" + support::printable(args.acc) + "' is not fp32 or fp16");
-  std::size_t used = 0;
-  unsigned long c = 0;
-  try {
-    c = std::stoul(args.c, &used, 16);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != args.c.size() || c > spec(*acc).code_mask()) {
+  const auto c_parsed = parse_hex_strict(args.c, 8);
+  const std::uint64_t c = c_parsed ? *c_parsed : 0;
+  if (!c_parsed || c > spec(*acc).code_mask()) {
     throw ValueError("--c: '" + support::printable(args.c) + "' is not " +
                      (*acc == Format::fp16 ? "an fp16 code" : "a binary32 bit pattern") +
                      " in hex");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -169,15 +170,28 @@ int run_fill(const std::string& file, const JsonOption& json_out, std::int64_t d
     support::check_input_file(file, support::kMaxRecordingBytes, "recording");
     json_out.check({file});
     const recordings::Recording rec = recordings::read_recording(file);
+    // The budget of every call is the one a replay of this file has (budget.hpp).
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(file, ec);
+    const std::uint64_t file_bytes = ec ? 0 : static_cast<std::uint64_t>(size);
     nlohmann::json out = nlohmann::json::object();
     for (const auto& batch : rec.gemm_call) {
       // Every description parsed once (a malformed one stops the fill before any output).
-      const std::vector<harness::GemmCallDesc> calls = harness::parse_gemm_calls(batch, file);
+      const std::vector<harness::GemmCallDesc> calls =
+          harness::parse_gemm_calls(batch, file, file_bytes);
       for (std::size_t ci = 0; ci < batch.calls.size(); ++ci) {
         const recordings::GemmCall& c = batch.calls[ci];
         for (const auto& o : c.outputs) {
           harness::GemmCallArgs a;
-          harness::prepare_output_call(c, calls[ci], o, "reference", a);
+          try {
+            harness::prepare_output_call(c, calls[ci], o, "reference", a);
+          } catch (const MmaemuError& e) {
+            // A recorded split that is none (parse_splitk): the file's fault, named as such.
+            error_line(support::printable(file, 256) + ": gemm_call '" + support::printable(c.id) +
+                       "' output '" + support::printable(o.name) + "': " + e.class_name() + ": " +
+                       e.what());
+            return kUsage;
+          }
           ScaledMmCall& sc = a.call;
           nlohmann::json j;
           try {
@@ -220,6 +234,10 @@ int run_fill(const std::string& file, const JsonOption& json_out, std::int64_t d
     return kUsage;
   } catch (const harness::GemmCallError& e) {
     error_line(e.what());
+    return kUsage;
+  } catch (const std::bad_alloc&) {
+    // The budgets should make this unreachable; if not, the line still names the file.
+    error_line(support::printable(file, 256) + ": out of memory computing its gemm_call outputs");
     return kUsage;
   }
   return kOk;

@@ -214,7 +214,8 @@ int run_replay(const ReplayArgs& args) {
   // One line on stderr per file that could not be read; the message names the file.
   auto on_unreadable = [&](const harness::UnreadableFile& u) {
     std::fflush(stdout);
-    error_line("ERROR " + support::printable(u.message, 1024));
+    // Escaped once already (unreadable_message); error_line is the net for control bytes.
+    error_line("ERROR " + u.message);
   };
   harness::ReplayOptions opt;
   opt.backend = args.backend;

@@ -27,6 +27,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "strict_numbers.hpp"
 #include "text_table.hpp"
 #include "tier_args.hpp"
 
@@ -444,7 +445,8 @@ void add_tier(CLI::App& app, int& exit_code) {
   run->add_option("--out", ra->out, "Folder for the tier's artefacts (T2 replay.json, T7 work)");
   ra->json.add(*run, "Also write the result (summary, details, cases)");
   run->add_option("--junit", ra->junit, "Also write JUnit XML to this file");
-  run->add_option("--shard", ra->shard, "Run every N-th case starting at the k-th: k/N");
+  run->add_option("--shard", ra->shard, "Run every N-th case starting at the k-th: k/N")
+      ->check(non_empty("a shard k/N"));
   add_log_options(*run, *ra);
   run->add_option("--build-dir", ra->build_dir, "Build tree whose tests ctest tiers run");
   run->add_option("--tiers", ra->tiers, "Folder of tier files");

@@ -8,6 +8,7 @@
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/support/text.hpp"
 #include "output.hpp"
+#include "strict_numbers.hpp"
 
 namespace mmaemu::cli {
 
@@ -63,6 +64,8 @@ int run_app(CLI::App& app, const std::vector<std::string>& argv, const int& exit
     at = sub;
     path += " " + *it;
   }
+  // Every number is read strictly (no empty value as 0, no saturation at 2^63-1).
+  strict_numbers(app);
   int code = kOk;
   try {
     app.parse(args);

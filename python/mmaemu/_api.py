@@ -7,6 +7,7 @@ import os
 from typing import Optional, Tuple
 
 from . import _core
+from . import _numbers as _n
 from . import _tensors as _t
 from ._errors import UnsupportedFeatureError, error_class, unwrap, warning_class
 
@@ -214,12 +215,12 @@ def _splitk_text(splitk):
     if isinstance(splitk, bool):
         raise ValueError(f"splitk {splitk!r}: expected 'auto', 1, (S, scheme) or a SplitK")
     if isinstance(splitk, int):
-        return str(splitk)
+        return str(_n.integer(splitk, "splitk", 1, 2 ** 31 - 1))
     if isinstance(splitk, str):
         return splitk
     if isinstance(splitk, tuple) and len(splitk) == 2 and isinstance(splitk[0], int) \
             and not isinstance(splitk[0], bool) and isinstance(splitk[1], str):
-        return f"{splitk[0]},{splitk[1]}"
+        return f"{_n.integer(splitk[0], 'splitk S', 1, 2 ** 31 - 1)},{splitk[1]}"
     raise ValueError(f"splitk {splitk!r}: expected 'auto', 1, (S, scheme) or a SplitK")
 
 
@@ -229,7 +230,8 @@ def resolve_splitk(M, N, K, *, a_dtype, b_dtype, out_dtype, use_fast_accum, prof
     if strict is None and os.environ.get("MMAEMU_SPLITK_STRICT") is not None:
         strict = os.environ.get("MMAEMU_SPLITK_STRICT") == "1"
     d = unwrap(_core.resolve_splitk(
-        int(M), int(N), int(K), _t.format_name(a_dtype, "a_dtype"),
+        _n.integer(M, "M", 0, _n.INT64_MAX), _n.integer(N, "N", 0, _n.INT64_MAX),
+        _n.integer(K, "K", 0, _n.INT64_MAX), _t.format_name(a_dtype, "a_dtype"),
         _t.format_name(b_dtype, "b_dtype"), _t.format_name(out_dtype, "out_dtype"),
         bool(use_fast_accum), _profile_name(profile), _splitk_text(splitk), bool(layout_std),
         None if strict is None else bool(strict), bool(dry)))
@@ -399,12 +401,13 @@ def _device_ordinal(device):
     if isinstance(device, bool):
         raise ValueError(f"device {device!r}: expected None, an index, 'cuda:N' or a device")
     if isinstance(device, int):
-        ordinal = device
+        ordinal = _n.integer(device, "device", 0, 2 ** 31 - 1)
     else:
         text = str(device)
         if text == "cuda":
             ordinal = 0
-        elif text.startswith("cuda:") and text[5:].isdigit():
+        elif text.startswith("cuda:") and text[5:].isascii() and text[5:].isdigit() \
+                and len(text) <= 11:
             ordinal = int(text[5:])
         else:
             raise ValueError(f"device {device!r}: expected None, an index, 'cuda:N' or a "

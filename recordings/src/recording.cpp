@@ -24,6 +24,7 @@
 #include "hdf5_guard.hpp"
 #include "mmaemu/emulator/decode_bits.hpp"
 #include "mmaemu/emulator/encode_bits.hpp"
+#include "mmaemu/recordings/budget.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
@@ -716,11 +717,16 @@ Format Reader::format_attr(const Attributes& a, const std::string& where, const 
 }
 
 void Reader::account(const std::string& where, std::uint64_t bytes) {
-  decoded_ += bytes;
-  if (decoded_ > kMaxDecodedBytes) {
+  // Charged before the bytes are allocated: the budget is a bounded multiple of the file's
+  // size (budget.hpp), so a compressed dataset of zeros cannot expand a small file 1000-fold.
+  const std::uint64_t limit = decoded_budget(bytes_.size());
+  if (bytes > limit || decoded_ + bytes > limit) {
     fail(where, "the file's datasets and attributes total over the limit of " +
-                    std::to_string(kMaxDecodedBytes) + " bytes");
+                    std::to_string(limit) + " bytes in memory (" +
+                    std::to_string(kDecodedBudgetBaseBytes >> 20) + " MiB plus the file's " +
+                    std::to_string(bytes_.size()) + " bytes)");
   }
+  decoded_ += bytes;
 }
 
 Reader::Dataset Reader::open_dataset(const Group& g, const std::string& name, Elem elem, int rank) {
@@ -842,9 +848,11 @@ Reader::Dataset Reader::open_dataset(const Group& g, const std::string& name, El
       if (!checked_mul(cbytes, chunk[i], cbytes))
         cbytes = std::numeric_limits<std::uint64_t>::max();
     }
-    if (cbytes > kMaxChunkBytes) {
+    // libhdf5 allocates a whole chunk to decompress it, whatever the dataset's size.
+    const std::uint64_t climit = std::min(kMaxChunkBytes, decoded_budget(bytes_.size()));
+    if (cbytes > climit) {
       fail("", w + " declares chunks of " + std::to_string(cbytes) + " bytes (limit " +
-                   std::to_string(kMaxChunkBytes) + ")");
+                   std::to_string(climit) + ")");
     }
   }
   if (count > 0) {
@@ -912,6 +920,12 @@ std::vector<std::string> Reader::read_strings(const Group& g, const std::string&
   const std::string w = g.where + ": dataset '" + printable(name) + "'";
   const Dataset ds = open_dataset(g, name, Elem::str, 1);
   check_shape(g, name, ds, {n});
+  // Each case's ID and replay result, charged before the vector of IDs is made: a file of
+  // 2^24 tiny cases costs far more in memory than on disk.
+  std::uint64_t overhead = 0;
+  if (!checked_mul(static_cast<std::uint64_t>(n), kCaseOverheadBytes, overhead))
+    overhead = std::numeric_limits<std::uint64_t>::max();
+  account(w, overhead);
   std::vector<std::string> out;
   out.reserve(n);
   if (n == 0)
@@ -1060,6 +1074,12 @@ GemmCase Reader::read_gemm_case(const Group& g) {
     fail(where, "M * N * K = " + std::to_string(c.M) + " * " + std::to_string(c.N) + " * " +
                     std::to_string(c.K) + " is over the limit of " + std::to_string(kMaxGemmMacs));
   }
+  // What the case allocates when it runs (the operands widened to 32-bit codes and their
+  // tensors besides), against the budget of this file, before any of it is read.
+  const std::string over = work_over_budget(c.M, c.N, c.K, split_parts(c.splitk),
+                                            5 * (c.M * c.K + c.N * c.K), bytes_.size());
+  if (!over.empty())
+    fail(where, over);
   if (a.count("expect_error"))
     c.expect_error = a["expect_error"];
   for (const char* k :

@@ -33,6 +33,7 @@ using mmaemu::recordings::ReadGuard;
 using mmaemu::recordings::Recording;
 using mmaemu::recordings::RecordingError;
 using mmaemu::recordings::write_recording;
+using testing::AnyOf;
 using testing::HasSubstr;
 using testing::Not;
 using testsupport::TempDir;
@@ -593,15 +594,26 @@ TEST(RecordingSeeds, EveryFuzzSeedRecordingReads) {
   const fs::path dir = fs::path(MMAEMU_SOURCE_DIR) / "fuzz" / "corpus" / "recording";
   if (!fs::is_directory(dir))
     GTEST_SKIP() << dir << " is absent";
-  int n = 0;
+  // over-budget-*.h5 start the fuzzer at the budget checks (docs/recordings.md, "Budgets"):
+  // each is refused by one, naming the file.
+  int n = 0, over = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     SCOPED_TRACE(e.path().string());
-    EXPECT_LT(fs::file_size(e.path()), 64u * 1024);
+    EXPECT_LT(fs::file_size(e.path()), 96u * 1024);
+    if (e.path().filename().string().rfind("over-budget-", 0) == 0) {
+      const std::string msg = refused([&] { read_recording(e.path()); });
+      EXPECT_THAT(msg, HasSubstr(e.path().string()));
+      EXPECT_THAT(msg, AnyOf(HasSubstr("bytes in memory (16 MiB plus the file's"),
+                             HasSubstr("over the budget of")));
+      ++over;
+      continue;
+    }
     const Recording rec = read_recording(e.path());
     EXPECT_GT(rec.mma.size() + rec.gemm.size() + rec.gemm_call.size(), 0u);
     ++n;
   }
   EXPECT_GE(n, 5);
+  EXPECT_GE(over, 2);
   const Recording compact = read_recording(dir / "mma-compact-v110.h5");
   ASSERT_EQ(compact.mma.size(), 1u);
   EXPECT_EQ(compact.mma[0].expect, (std::vector<std::uint32_t>{0x40400000u, 0xc3e00000u}));

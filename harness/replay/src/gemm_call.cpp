@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mmaemu/harness/gemm_call.hpp"
+#include "mmaemu/recordings/budget.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::harness {
@@ -166,7 +167,7 @@ CallOperand operand_from_json(const json& j, const std::string& where, std::size
 // (one hex code per element, row-major) or "fill" (one code for all), else zero; "strides"
 // and "offset" give it that layout in a fresh storage just large enough. Checked here,
 // allocated only when a call is built (CreatedTensor::make).
-CreatedTensor created_from_json(const json& j, const std::string& where) {
+CreatedTensor created_from_json(const json& j, const std::string& where, bool scale = false) {
   using R = CallReader;
   R::object(j, where);
   R::only_keys(j, where, {"dtype", "shape", "strides", "offset", "bits", "fill"});
@@ -221,6 +222,9 @@ CreatedTensor created_from_json(const json& j, const std::string& where) {
   const auto fill = j.find("fill");
   if (bits != j.end() && fill != j.end())
     R::fail(where, "has both 'bits' and 'fill'");
+  // A scale must have one element (scaled_mm's rules refuse any other from its shape alone):
+  // checked here, before its values are read or a storage is made for them.
+  t.shape_only = scale && numel != 1;
   if (bits != j.end()) {
     if (!bits->is_array())
       R::fail(where + ".bits", "expected an array of hex codes, got " + R::type_of(*bits));
@@ -228,9 +232,14 @@ CreatedTensor created_from_json(const json& j, const std::string& where) {
       R::fail(where + ".bits",
               std::to_string(bits->size()) + " codes for " + std::to_string(numel) + " elements");
     }
-    t.bits.reserve(bits->size());
-    for (std::size_t i = 0; i < bits->size(); ++i)
-      t.bits.push_back(R::code((*bits)[i], where + ".bits[" + std::to_string(i) + "]", t.dtype));
+    if (!t.shape_only)
+      t.bits.reserve(bits->size());
+    for (std::size_t i = 0; i < bits->size(); ++i) {
+      const std::uint32_t code =
+          R::code((*bits)[i], where + ".bits[" + std::to_string(i) + "]", t.dtype);
+      if (!t.shape_only)
+        t.bits.push_back(code);
+    }
   }
   if (fill != j.end())
     t.fill = R::code(*fill, where + ".fill", t.dtype);
@@ -271,6 +280,8 @@ std::string call_where(const std::string& file, const std::string& id) {
 } // namespace
 
 Tensor CreatedTensor::make() const {
+  if (shape_only)
+    return named(where, [&] { return Tensor::meta(dtype, shape); });
   Tensor t = named(where, [&] {
     return laid_out ? Tensor::strided(dtype, shape, strides, offset, storage_elems)
                     : Tensor::zeros(dtype, shape);
@@ -285,8 +296,55 @@ Tensor CreatedTensor::make() const {
   return t;
 }
 
+std::uint64_t CreatedTensor::bytes() const {
+  if (shape_only)
+    return 0;
+  std::uint64_t elems = 1;
+  if (laid_out) {
+    elems = static_cast<std::uint64_t>(storage_elems);
+  } else {
+    for (auto d : shape)
+      elems *= static_cast<std::uint64_t>(d); // at most 2^28 in all (created_from_json)
+  }
+  return elems * (spec(dtype).width / 8);
+}
+
+namespace {
+
+// The call's cost, from its shapes alone, before anything is allocated (budget.hpp). Operands
+// that are not matrices of matching inner sizes make scaled_mm refuse the call from their
+// shapes, before it allocates anything: only the created tensors count then.
+void check_call_budget(const GemmCallDesc& d, const CallBudget& budget) {
+  std::uint64_t created = d.scale_a.bytes() + d.scale_b.bytes();
+  for (const auto* t : {&d.bias, &d.scale_result, &d.out}) {
+    if (*t)
+      created += (*t)->bytes();
+  }
+  std::uint64_t M = 0, N = 0, K = 0;
+  if (d.input.shape.size() == 2 && d.mat2.shape.size() == 2 &&
+      d.input.shape[1] == d.mat2.shape[0]) {
+    M = static_cast<std::uint64_t>(d.input.shape[0]);
+    K = static_cast<std::uint64_t>(d.input.shape[1]);
+    N = static_cast<std::uint64_t>(d.mat2.shape[1]);
+    std::uint64_t macs = 0;
+    if (__builtin_mul_overflow(M, N, &macs) || __builtin_mul_overflow(macs, K, &macs) ||
+        macs > recordings::kMaxGemmMacs) {
+      throw GemmCallError("over budget: M * N * K = " + std::to_string(M) + " * " +
+                          std::to_string(N) + " * " + std::to_string(K) + " is over the limit of " +
+                          std::to_string(recordings::kMaxGemmMacs) +
+                          " multiply-accumulates of a call (2^36, as kind gemm)");
+    }
+  }
+  const std::string over =
+      recordings::work_over_budget(M, N, K, budget.split_parts, created, budget.file_bytes);
+  if (!over.empty())
+    throw GemmCallError("over budget: " + over);
+}
+
+} // namespace
+
 GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
-                                  std::size_t mat2_bytes) {
+                                  std::size_t mat2_bytes, const CallBudget& budget) {
   using R = CallReader;
   g_parses.fetch_add(1, std::memory_order_relaxed);
   const json call = parse_call_text(call_json);
@@ -306,12 +364,12 @@ GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_
   GemmCallDesc d;
   d.input = operand_from_json(call["input"], "input", input_bytes);
   d.mat2 = operand_from_json(call["mat2"], "mat2", mat2_bytes);
-  d.scale_a = created_from_json(call["scale_a"], "scale_a");
-  d.scale_b = created_from_json(call["scale_b"], "scale_b");
+  d.scale_a = created_from_json(call["scale_a"], "scale_a", true);
+  d.scale_b = created_from_json(call["scale_b"], "scale_b", true);
   if (call.contains("bias") && !call["bias"].is_null())
     d.bias = created_from_json(call["bias"], "bias");
   if (call.contains("scale_result") && !call["scale_result"].is_null())
-    d.scale_result = created_from_json(call["scale_result"], "scale_result");
+    d.scale_result = created_from_json(call["scale_result"], "scale_result", true);
   if (call.contains("out") && !call["out"].is_null())
     d.out = created_from_json(call["out"], "out");
   if (call.contains("profile")) {
@@ -340,6 +398,7 @@ GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_
         R::fail(key, "'" + support::printable(name) + "' is not input or mat2");
     }
   }
+  check_call_budget(d, budget);
   return d;
 }
 
@@ -376,25 +435,30 @@ GemmCallArgs make_call_args(const GemmCallDesc& d,
 GemmCallArgs parse_gemm_call(std::string_view call_json,
                              std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                              std::shared_ptr<std::vector<std::uint8_t>> mat2_storage) {
-  const GemmCallDesc d = parse_gemm_call_desc(call_json, input_storage ? input_storage->size() : 0,
-                                              mat2_storage ? mat2_storage->size() : 0);
+  const std::size_t in = input_storage ? input_storage->size() : 0;
+  const std::size_t m2 = mat2_storage ? mat2_storage->size() : 0;
+  const GemmCallDesc d = parse_gemm_call_desc(call_json, in, m2, {in + m2, 1});
   return make_call_args(d, std::move(input_storage), std::move(mat2_storage));
 }
 
-GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file) {
+GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file,
+                                 std::uint64_t file_bytes) {
+  CallBudget budget{file_bytes, 1};
+  for (const auto& o : c.outputs)
+    budget.split_parts = std::max(budget.split_parts, recordings::split_parts(o.splitk));
   try {
-    return parse_gemm_call_desc(c.call_json, c.input_storage.size(), c.mat2_storage.size());
+    return parse_gemm_call_desc(c.call_json, c.input_storage.size(), c.mat2_storage.size(), budget);
   } catch (const GemmCallError& e) {
     throw GemmCallError(call_where(file, c.id) + e.what());
   }
 }
 
 std::vector<GemmCallDesc> parse_gemm_calls(const recordings::GemmCallBatch& batch,
-                                           const std::string& file) {
+                                           const std::string& file, std::uint64_t file_bytes) {
   std::vector<GemmCallDesc> out;
   out.reserve(batch.calls.size());
   for (const auto& c : batch.calls)
-    out.push_back(parse_recorded_call(c, file));
+    out.push_back(parse_recorded_call(c, file, file_bytes));
   return out;
 }
 

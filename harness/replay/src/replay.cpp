@@ -26,8 +26,12 @@ namespace mmaemu::harness {
 namespace {
 
 // The message of a file that could not be read, on one line and naming the file.
+// One line naming the file, escaped once: the readers' messages name the file escaped
+// (support::printable) already, so the name is looked for, and added, in that form, and
+// whoever prints the line must not escape it again.
 std::string unreadable_message(const std::string& file, const std::string& what) {
-  std::string m = what.find(file) == std::string::npos ? file + ": " + what : what;
+  const std::string name = support::printable(file, 256);
+  std::string m = what.find(name) == std::string::npos ? name + ": " + what : what;
   for (char& ch : m) {
     if (ch == '\n' || ch == '\r')
       ch = ' ';
@@ -286,7 +290,7 @@ read_recording_for_replay(const std::filesystem::path& path,
     out.rec = recordings::read_recording_image(f.bytes, info.file);
     f = {}; // the decoded recording is all that is needed now
     for (const auto& batch : out.rec.gemm_call)
-      out.calls.push_back(parse_gemm_calls(batch, info.file));
+      out.calls.push_back(parse_gemm_calls(batch, info.file, info.bytes));
   } catch (const std::exception& e) {
     info.error = unreadable_message(info.file, e.what());
     out.rec = {};

@@ -58,8 +58,14 @@ struct CreatedTensor {
   std::int64_t storage_elems = 0;
   std::vector<std::uint32_t> bits;   // "bits": one code per element, row-major
   std::optional<std::uint32_t> fill; // "fill"
+  // A scale (scale_a, scale_b, scale_result) of other than one element: scaled_mm's rules
+  // refuse it from its shape before reading it, so make() gives a meta tensor of its shape
+  // and nothing is allocated (a 2^28-element scale would cost 1 GiB); bits are not kept.
+  bool shape_only = false;
 
   Tensor make() const;
+  // The bytes make() allocates.
+  std::uint64_t bytes() const;
 };
 
 // A call description parsed once: the typed call every later step uses (no JSON is read
@@ -72,11 +78,22 @@ struct GemmCallDesc {
   bool input_requires_grad = false, mat2_requires_grad = false;
 };
 
+// The budget of one call (mmaemu/recordings/budget.hpp): the size of the file it came from
+// and the most split-K parts of its outputs.
+struct CallBudget {
+  std::uint64_t file_bytes = 0;
+  std::uint64_t split_parts = 1;
+};
+
 // Parses a call description whose operands view storages of `input_bytes` and `mat2_bytes`
 // bytes. Throws GemmCallError for any bytes that are not a valid description; never another
-// exception (std::bad_alloc aside). Nothing of the call's tensors is allocated.
+// exception (std::bad_alloc aside). Nothing of the call's tensors is allocated. The call's
+// cost is checked here, before anything is allocated: M * N * K of its operands' shapes at
+// most recordings::kMaxGemmMacs (2^36, as kind gemm), and what it allocates when it runs
+// (recordings::gemm_work_bytes of its sizes and created tensors) at most
+// recordings::work_budget(budget.file_bytes); else GemmCallError "over budget: ...".
 GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
-                                  std::size_t mat2_bytes);
+                                  std::size_t mat2_bytes, const CallBudget& budget = {});
 
 // The call's arguments from a parsed description: the operands view `input_storage` and
 // `mat2_storage` (shared, never written by scaled_mm), the created tensors are fresh.
@@ -84,19 +101,21 @@ GemmCallArgs make_call_args(const GemmCallDesc& d,
                             std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                             std::shared_ptr<std::vector<std::uint8_t>> mat2_storage);
 
-// parse_gemm_call_desc, then make_call_args.
+// parse_gemm_call_desc (budget: a file as large as the two storages), then make_call_args.
 GemmCallArgs parse_gemm_call(std::string_view call_json,
                              std::shared_ptr<std::vector<std::uint8_t>> input_storage,
                              std::shared_ptr<std::vector<std::uint8_t>> mat2_storage);
 
-// The typed call of a recorded call; throws GemmCallError "<file>: gemm_call '<id>': key
-// '...': ...".
-GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file);
+// The typed call of a recorded call of a file of `file_bytes` bytes (its budget, with the
+// split-K parts of its outputs); throws GemmCallError "<file>: gemm_call '<id>': key
+// '...': ..." or "...: over budget: ...".
+GemmCallDesc parse_recorded_call(const recordings::GemmCall& c, const std::string& file,
+                                 std::uint64_t file_bytes = 0);
 
 // Every call of a batch, each parsed once (parse_recorded_call); throws for the first bad one.
 // For a reader that wants a malformed description to make the whole file unreadable.
 std::vector<GemmCallDesc> parse_gemm_calls(const recordings::GemmCallBatch& batch,
-                                           const std::string& file);
+                                           const std::string& file, std::uint64_t file_bytes = 0);
 
 // The call of one recorded output, into `a`, from the call's typed description `d`: a fresh
 // out= tensor, the operands viewing the recording's storages in place (`c` must outlive `a`),
