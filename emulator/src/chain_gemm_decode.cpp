@@ -85,30 +85,45 @@ template void decode_lane_panel<std::int32_t>(const Plan&, std::size_t, LaneB<st
 template void decode_lane_panel<std::int64_t>(const Plan&, std::size_t, LaneB<std::int64_t>*,
                                               std::uint8_t*);
 
-bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
+namespace {
+
+// Visits the code pairs (k, k + 1) of every block of every segment of one row of a, in the
+// order of the row's decoded layout; a block's last pair, and a short block, are padded with
+// `pad`. `put(i, lo, hi)` stores pair i of the layout. Returns whether some code is NaN or Inf.
+// Both row decoders (the 16-bit pairs and the binary32 pairs) walk the row this way.
+template <class Put>
+bool for_each_code_pair(const Plan& pl, const std::uint8_t* codes, const RowCode& pad, Put put) {
   const RowCode* tab = pl.row_tab;
-  static constexpr RowCode kPad = {
-      {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0, 0.0f, 0, kZeroExpF};
   unsigned special = 0;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
   for (const Segment& sg : pl.segs) {
     const std::uint8_t* c = codes + sg.k0;
-    PairA* d = dst + sg.off;
     for (std::int64_t j = 0; j < sg.nblocks; ++j) {
       const std::int64_t kb = j * pl.nfma;
       const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
       for (std::int64_t q = 0; q < ppb; ++q) {
         const std::int64_t k = kb + 2 * q;
-        const RowCode& lo = k < kend ? tab[c[k]] : kPad;
-        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : kPad;
+        const RowCode& lo = k < kend ? tab[c[k]] : pad;
+        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : pad;
         special |= static_cast<unsigned>(lo.special | hi.special);
-        d[j * ppb + q] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
-                          lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
-                          lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
+        put(sg.off + static_cast<std::size_t>(j * ppb + q), lo, hi);
       }
     }
   }
   return special != 0;
+}
+
+} // namespace
+
+bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
+  static constexpr RowCode kPad = {
+      {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0, 0.0f, 0, kZeroExpF};
+  return for_each_code_pair(pl, codes, kPad,
+                            [dst](std::size_t i, const RowCode& lo, const RowCode& hi) {
+                              dst[i] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
+                                        lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
+                                        lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
+                            });
 }
 
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {
@@ -166,33 +181,18 @@ std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f) {
 }
 
 bool decode_f32_row(const Plan& pl, const std::uint8_t* codes, PairFA* dst) {
-  const RowCode* tab = pl.row_tab;
   RowCode pad{};
   pad.fexp = kZeroExpF;
-  unsigned special = 0;
-  const std::int64_t ppb = (pl.nfma + 1) / 2;
-  for (const Segment& sg : pl.segs) {
-    const std::uint8_t* c = codes + sg.k0;
-    PairFA* d = dst + sg.off;
-    for (std::int64_t j = 0; j < sg.nblocks; ++j) {
-      const std::int64_t kb = j * pl.nfma;
-      const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
-      for (std::int64_t q = 0; q < ppb; ++q) {
-        const std::int64_t k = kb + 2 * q;
-        const RowCode& lo = k < kend ? tab[c[k]] : pad;
-        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : pad;
-        special |= static_cast<unsigned>(lo.special | hi.special);
-        PairFA& e = d[j * ppb + q];
+  return for_each_code_pair(
+      pl, codes, pad, [dst](std::size_t i, const RowCode& lo, const RowCode& hi) {
+        PairFA& e = dst[i];
         e.mag[0] = lo.fmag;
         e.mag[1] = hi.fmag;
         e.sgn[0] = lo.fsgn;
         e.sgn[1] = hi.fsgn;
         e.exp = static_cast<std::uint16_t>(static_cast<std::uint8_t>(lo.fexp) |
                                            static_cast<std::uint8_t>(hi.fexp) << 8);
-      }
-    }
-  }
-  return special != 0;
+      });
 }
 
 void decode_f32_panel(const Plan& pl, std::size_t n0, PairFB* dst, std::uint8_t* col_special) {

@@ -23,12 +23,14 @@
 #include <immintrin.h>
 
 #include "chain_gemm_kernels.hpp"
+#include "mmaemu/emulator/specialize.hpp"
 
 namespace mmaemu::model::cg {
 
 namespace {
 
-constexpr int kMaxCExp = 100; // E above this: only c's term is nonzero, and it is exact
+// E above this: only c's term is nonzero, and it is exact
+constexpr int kMaxCExp = specialize::kF32KernelMaxCExp;
 
 template <int MT>
 __attribute__((target(MMAEMU_F32_TARGET), always_inline)) inline void f32_tile_impl(TileF32& t,

@@ -6,14 +6,15 @@
 #include "dot_f32.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/emulator/specialize.hpp"
 
 namespace mmaemu::model {
 
 namespace {
 
-constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;
-constexpr std::uint32_t kPosInf32 = 0x7F800000u;
-constexpr std::uint32_t kNegInf32 = 0xFF800000u;
+constexpr std::uint32_t kCanonicalNaN32 = specialize::kF32CanonicalNaN;
+constexpr std::uint32_t kPosInf32 = specialize::kF32PosInf;
+constexpr std::uint32_t kNegInf32 = specialize::kF32NegInf;
 
 void check_formats(FormatPair fmt, const Preset& p) {
   if (!is_fp8(fmt.a)) {

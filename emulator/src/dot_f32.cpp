@@ -18,13 +18,15 @@
 #include <immintrin.h>
 
 #include "mmaemu/emulator/block_fma.hpp"
+#include "mmaemu/emulator/specialize.hpp"
 
 namespace mmaemu::model::detail {
 
 namespace {
 
 constexpr unsigned kMxcsrTowardZero = 0x7F80u; // round toward zero, all masked, no FTZ/DAZ
-constexpr int kMaxCExp = 100;                  // above: block_fma (C would leave the range)
+// above: block_fma (C would leave the range)
+constexpr int kMaxCExp = specialize::kF32KernelMaxCExp;
 
 std::atomic<bool> g_on{true};
 

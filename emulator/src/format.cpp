@@ -5,17 +5,21 @@
 #include <array>
 #include <cctype>
 
+#include "mmaemu/emulator/specialize.hpp"
+
 namespace mmaemu {
 
 namespace {
 constexpr std::array<FormatSpec, 6> kSpecs = {{
-    {Format::e4m3, "e4m3", "float8_e4m3fn", 8, 4, 3, 7, Specials::fn_nan, 0x7Fu},
-    {Format::e5m2, "e5m2", "float8_e5m2", 8, 5, 2, 15, Specials::ieee, 0x7Fu},
-    {Format::fp16, "fp16", "float16", 16, 5, 10, 15, Specials::ieee, 0x7FFFu},
-    {Format::bf16, "bf16", "bfloat16", 16, 8, 7, 127, Specials::ieee, 0x7FFFu},
-    {Format::fp32, "fp32", "float32", 32, 8, 23, 127, Specials::ieee, 0x7FFFFFFFu},
+    {Format::e4m3, "e4m3", "float8_e4m3fn", 8, 4, 3, 7, Specials::fn_nan,
+     specialize::kFp8CanonicalNaN},
+    {Format::e5m2, "e5m2", "float8_e5m2", 8, 5, 2, 15, Specials::ieee,
+     specialize::kFp8CanonicalNaN},
+    {Format::fp16, "fp16", "float16", 16, 5, 10, 15, Specials::ieee, specialize::kF16CanonicalNaN},
+    {Format::bf16, "bf16", "bfloat16", 16, 8, 7, 127, Specials::ieee, specialize::kF16CanonicalNaN},
+    {Format::fp32, "fp32", "float32", 32, 8, 23, 127, Specials::ieee, specialize::kF32CanonicalNaN},
     // No torch dtype: torch_name repeats the short name (what messages print).
-    {Format::tf32, "tf32", "tf32", 19, 8, 10, 127, Specials::ieee, 0x3FFFFu},
+    {Format::tf32, "tf32", "tf32", 19, 8, 10, 127, Specials::ieee, specialize::kTf32CanonicalNaN},
 }};
 } // namespace
 

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 
+#include "mmaemu/emulator/specialize.hpp"
+
 namespace mmaemu {
 
-inline constexpr std::uint32_t kF32CanonicalNaN = 0x7FFFFFFFu;
+inline constexpr std::uint32_t kF32CanonicalNaN = specialize::kF32CanonicalNaN;
 
 std::uint32_t f32_add_bits(std::uint32_t a, std::uint32_t b);
 std::uint32_t f32_mul_bits(std::uint32_t a, std::uint32_t b);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mmaemu/emulator/format.hpp"
+#include "mmaemu/emulator/specialize.hpp"
 
 namespace mmaemu {
 
@@ -41,9 +42,9 @@ const char* half_output_name(HalfOutput h);
 
 struct Preset {
   std::string name;
-  int nfma = 16;     // terms per block
-  int frac = 13;     // fraction bits kept for terms (alignment truncation), <= kMaxFrac
-  int frac_out = 13; // fraction bits of a block result, <= 23
+  int nfma = 16;                          // terms per block
+  int frac = specialize::kFp8Frac;        // fraction bits kept for terms (alignment), <= kMaxFrac
+  int frac_out = specialize::kFp8FracOut; // fraction bits of a block result, <= 23
   BlockRounding rounding = BlockRounding::toward_zero;
   int min_exp = -132;            // lower bound of the block's alignment exponent E
   bool late_c = false;           // c added after the product sum instead of inside the alignment
@@ -54,8 +55,8 @@ struct Preset {
   std::string validated_scope;
   std::string evidence;
 
-  static constexpr int kMaxFrac = 48; // the integer core's exact range
-  static constexpr int kMaxNfma = 256;
+  static constexpr int kMaxFrac = specialize::kMaxFrac; // the integer core's exact range
+  static constexpr int kMaxNfma = specialize::kMaxNfma;
 };
 
 // Throws ValueError naming the first field out of range (half_out needs fp16 inputs).
