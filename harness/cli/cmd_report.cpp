@@ -188,16 +188,19 @@ int run_release(const ReportArgs& a) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
+  // The terminal's escaping (support::printable) for every field a log or tier file gave.
+  const auto term = [](const std::string& t) { return support::printable(t, 1024); };
   for (const auto& row : rep.rows) {
-    std::printf("%-5s %-12s %s\n", row.tier.c_str(), row.status.c_str(),
+    std::printf("%-5s %-12s %s\n", term(row.tier).c_str(), term(row.status).c_str(),
                 row.required ? "(required)" : "");
   }
   for (const auto& why : rep.reasons)
-    std::printf("  - %s\n", why.c_str());
+    std::printf("  - %s\n", term(why).c_str());
   for (const auto& note : rep.notes)
-    std::printf("  ! %s\n", note.c_str());
-  std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), rep.commit.c_str(),
-              rep.verdict.c_str(), (out / "release.md").c_str(), (out / "release.html").c_str());
+    std::printf("  ! %s\n", term(note).c_str());
+  std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), term(rep.commit).c_str(),
+              rep.verdict.c_str(), shown(out / "release.md").c_str(),
+              shown(out / "release.html").c_str());
   json rows = json::array();
   for (const auto& row : rep.rows)
     rows.push_back({{"tier", row.tier}, {"status", row.status}, {"required", row.required}});
