@@ -85,28 +85,48 @@ int run_keygen(const ReportArgs& a) {
 }
 
 // One line per log: OK, FAIL (a log that does not verify) or ERROR (a file that is not a
-// readable validation log). Every log is checked; the exit status is 2 if any was an ERROR,
-// else 1 if any FAILed, else 0.
+// readable validation log, or an argument that names nothing: a missing path, a dangling
+// link, a folder that cannot be searched, a folder without logs). Every argument is checked,
+// whatever an earlier one was; the exit status is the worst: 2 if any was an ERROR, else 1 if
+// any FAILed, else 0.
 int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
-  std::vector<fs::path> logs;
   try {
     a.json.check();
     keys = reports::load_trusted_keys(keys_dir(a));
-    logs = reports::collect_logs(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
-  if (logs.empty()) {
-    error_line("no validation log (*.json) under the paths given");
-    return kUsage;
+  // Each argument on its own: one that names nothing is an ERROR of its own line.
+  std::vector<std::pair<fs::path, std::optional<reports::LogVerification>>> logs;
+  for (const auto& p : a.paths) {
+    reports::LogVerification bad;
+    bad.file = p;
+    bad.error = true;
+    try {
+      std::error_code ec;
+      if (fs::symlink_status(p, ec).type() == fs::file_type::symlink &&
+          fs::status(p, ec).type() == fs::file_type::not_found) {
+        bad.reason = "a dangling symbolic link";
+      } else {
+        const auto found = reports::collect_logs({fs::path(p)});
+        for (const auto& f : found)
+          logs.emplace_back(f, std::nullopt);
+        if (!found.empty())
+          continue;
+        bad.reason = "no validation log (*.json) under it";
+      }
+    } catch (const std::exception& e) {
+      bad.reason = e.what();
+    }
+    logs.emplace_back(p, bad);
   }
   std::optional<reports::LogVerification> first_bad;
   std::size_t failed = 0, errors = 0;
   json listed = json::array();
-  for (const auto& l : logs) {
-    const auto v = reports::verify_log(l, keys);
+  for (const auto& [l, given] : logs) {
+    const auto v = given ? *given : reports::verify_log(l, keys);
     const char* verdict = v.ok ? "OK" : v.error ? "ERROR" : "FAIL";
     std::printf("%-5s %s: %s\n", verdict, shown(l).c_str(), v.reason.c_str());
     listed.push_back({{"log", l.string()}, {"verdict", verdict}, {"reason", v.reason}});
