@@ -372,13 +372,15 @@ int run_merge(const ReportArgs& a) {
       a.out.empty() ? files[0].parent_path() / (tier + ".json") : fs::path(a.out);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   for (const auto& m : merged.value("missing_shards", json::array())) {
-    std::printf("MISSING shard %s: %s\n", m.value("shard", "?").c_str(),
+    std::printf("MISSING shard %s: %s\n", support::printable(m.value("shard", "?")).c_str(),
                 support::printable(m.value("why", ""), 512).c_str());
   }
   for (const auto& s : merged.value("superseded", json::array())) {
     std::printf("superseded shard %s: %s (%s), kept %s, which finished later\n",
-                s.value("shard", "?").c_str(), support::printable(s.value("file", "")).c_str(),
-                s.value("verdict", "?").c_str(), support::printable(s.value("kept", "")).c_str());
+                support::printable(s.value("shard", "?")).c_str(),
+                support::printable(s.value("file", "")).c_str(),
+                support::printable(s.value("verdict", "?")).c_str(),
+                support::printable(s.value("kept", "")).c_str());
   }
   const std::string verdict = string_at(merged, "verdict");
   try {
@@ -449,7 +451,7 @@ int run_compare(const ReportArgs& a) {
       if (cases[i].count(id))
         d.lines.push_back("case " + support::printable(id) + " appears twice in " +
                           support::printable(a.paths[static_cast<std::size_t>(i)]));
-      cases[i][id] = c.value("outcome", "?");
+      cases[i][id] = support::printable(c.value("outcome", "?"));
     }
   }
   for (int i = 0; i < 2; ++i) {
@@ -481,10 +483,11 @@ int run_compare(const ReportArgs& a) {
       continue;
     }
     for (const auto& [field, v] : s.items())
-      d.add("set " + key + " " + field, v, it->second.value(field, json()));
+      d.add("set " + support::printable(key) + " " + support::printable(field), v,
+            it->second.value(field, json()));
     for (const auto& [field, v] : it->second.items()) {
       if (!s.contains(field))
-        d.add("set " + key + " " + field, json(), v);
+        d.add("set " + support::printable(key) + " " + support::printable(field), json(), v);
     }
   }
   for (const auto& [key, s] : s1) {
