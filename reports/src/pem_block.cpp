@@ -13,6 +13,21 @@ bool blank(std::string_view s) {
   return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
+// Blank lines and '#' comment lines (the SPDX header of a committed key): not key data.
+bool comments_only(std::string_view s) {
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    const std::size_t nl = s.find('\n', pos);
+    const std::string_view line = s.substr(pos, nl == std::string_view::npos ? s.npos : nl - pos);
+    if (!blank(line) && line.front() != '#')
+      return false;
+    if (nl == std::string_view::npos)
+      break;
+    pos = nl + 1;
+  }
+  return true;
+}
+
 std::size_t count_of(std::string_view text, std::string_view what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1))
@@ -76,7 +91,7 @@ PemBlock single_pem_block(std::string_view text, std::string_view where) {
                        " PEM blocks; a key file must hold exactly one key and nothing else");
   }
   const std::size_t start = text.find("-----BEGIN ");
-  if (!blank(text.substr(0, start))) {
+  if (!comments_only(text.substr(0, start))) {
     throw SigningError(w + ": holds data before its PEM block; a key file must hold exactly one "
                            "key and nothing else");
   }

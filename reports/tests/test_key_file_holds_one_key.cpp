@@ -116,6 +116,11 @@ TEST_F(KeyFile, TwoKeysAreRefusedNeverSignedWithTheFirst) {
 TEST_F(KeyFile, TextBeforeTheBlockOrHeadersInItAreRefused) {
   expect_refused([&] { return private_key("Bag Attributes\n" + priv_a); }, "case.pem",
                  "before its PEM block", "text before");
+  // '#' comment lines before the block (a licence header) are not key data.
+  EXPECT_EQ(fingerprint(public_key("# SPDX-License-Identifier: BSD-2-Clause\n# k\n" + pub_a)),
+            fp_a);
+  expect_refused([&] { return public_key("# c\n" + pub_a + "# after\n"); }, "case.pub",
+                 "after its PEM block", "a comment after");
   std::string headers = priv_a;
   headers.insert(headers.find('\n') + 1, "Proc-Type: 4,ENCRYPTED\n\n");
   expect_refused([&] { return private_key(headers); }, "case.pem", "not base64", "headers");

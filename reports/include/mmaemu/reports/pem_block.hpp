@@ -14,12 +14,12 @@ struct PemBlock {
   std::string der;   // the decoded body: one DER SEQUENCE, nothing after it
 };
 
-// The one block of `text`: optional whitespace, a "-----BEGIN <label>-----" line, base64
-// lines of at most 76 characters (no headers), the "-----END <label>-----" line of the same
-// label, optional whitespace; lines end in LF or CRLF. Its body must be canonical base64 of
-// one DER SEQUENCE whose length is the whole body. Throws SigningError "<where>: ..." naming
-// what is wrong: no PEM block, several blocks ("holds N PEM blocks"), data before or after
-// the block, a malformed line, or a body that is not one DER object.
+// The one block of `text`: optional blank or '#' comment lines (a licence header), a "-----BEGIN
+// <label>-----" line, base64 lines of at most 76 characters (no headers), the "-----END
+// <label>-----" line of the same label, optional whitespace; lines end in LF or CRLF. Its body must
+// be canonical base64 of one DER SEQUENCE whose length is the whole body. Throws SigningError
+// "<where>: ..." naming what is wrong: no PEM block, several blocks ("holds N PEM blocks"), data
+// before or after the block, a malformed line, or a body that is not one DER object.
 PemBlock single_pem_block(std::string_view text, std::string_view where);
 
 } // namespace mmaemu::reports
