@@ -234,7 +234,8 @@ TEST_F(TierCli, ReleaseReportGathersTheDateAndFailsWhileRequiredTiersAreMissing)
   EXPECT_NE(md.find("Verdict: **FAIL**"), std::string::npos);
   EXPECT_NE(md.find("| T1 | hw\\_mini replay | yes | **PASS**"), std::string::npos) << md;
   EXPECT_NE(md.find("T0 (required): no whole-run log"), std::string::npos) << md;
-  EXPECT_NE(md.find("T2 (required): UNSUPPORTED: needs MMAEMU_TRUTH_DIR"), std::string::npos) << md;
+  EXPECT_NE(md.find("T2 (required): UNSUPPORTED: needs MMAEMU\\_TRUTH\\_DIR"), std::string::npos)
+      << md;
   const std::string html = tiertest::slurp(tmp / "rel/release.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
