@@ -11,6 +11,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "commands.hpp"
 #include "mmaemu/emulator/errors.hpp"
@@ -108,6 +109,38 @@ int run_import(const ImportArgs& args) {
   return kOk;
 }
 
+// What `show` says of a gemm set: its cases' distinct profiles, APIs and output dtypes.
+struct GemmSummary {
+  std::set<std::string> profiles, apis, out_dtypes;
+  std::size_t expect_error = 0;
+};
+
+GemmSummary summarise(const recordings::GemmBatch& b) {
+  GemmSummary s;
+  for (const auto& c : b.cases) {
+    s.profiles.insert(c.profile);
+    s.apis.insert(c.api);
+    s.out_dtypes.insert(format_name(c.out_dtype));
+    s.expect_error += !c.expect_error.empty();
+  }
+  return s;
+}
+
+std::size_t output_count(const recordings::GemmCallBatch& b) {
+  std::size_t n = 0;
+  for (const auto& c : b.calls)
+    n += c.outputs.size();
+  return n;
+}
+
+// "a, b" of the (escaped) names.
+std::string listed(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + shown(n);
+  return out.empty() ? "-" : out;
+}
+
 nlohmann::json show_json(const std::string& file, const recordings::Recording& rec) {
   nlohmann::json j;
   j["file"] = file;
@@ -123,6 +156,24 @@ nlohmann::json show_json(const std::string& file, const recordings::Recording& r
                     {"preset", b.preset},
                     {"c_policy", b.c_policy},
                     {"acc", format_name(b.acc)},
+                    {"attrs", b.attrs}});
+  }
+  for (const auto& b : rec.gemm) {
+    const GemmSummary g = summarise(b);
+    sets.push_back({{"set", b.name},
+                    {"kind", "gemm"},
+                    {"cases", b.cases.size()},
+                    {"profiles", g.profiles},
+                    {"apis", g.apis},
+                    {"out_dtypes", g.out_dtypes},
+                    {"expect_error", g.expect_error},
+                    {"attrs", b.attrs}});
+  }
+  for (const auto& b : rec.gemm_call) {
+    sets.push_back({{"set", b.name},
+                    {"kind", "gemm_call"},
+                    {"calls", b.calls.size()},
+                    {"outputs", output_count(b)},
                     {"attrs", b.attrs}});
   }
   j["sets"] = sets;
@@ -145,6 +196,20 @@ int run_show(const std::string& file, const JsonOption& json) {
       std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s, accumulator %s\n",
                   shown(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a), format_name(b.fmt_b),
                   shown(b.preset).c_str(), shown(b.c_policy).c_str(), format_name(b.acc));
+      for (const auto& [k, v] : b.attrs)
+        std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
+    }
+    for (const auto& b : rec.gemm) {
+      const GemmSummary g = summarise(b);
+      std::printf("set %s: gemm, %zu cases, profile %s, api %s, out %s, %zu expecting an error\n",
+                  shown(b.name).c_str(), b.cases.size(), listed(g.profiles).c_str(),
+                  listed(g.apis).c_str(), listed(g.out_dtypes).c_str(), g.expect_error);
+      for (const auto& [k, v] : b.attrs)
+        std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
+    }
+    for (const auto& b : rec.gemm_call) {
+      std::printf("set %s: gemm_call, %zu calls, %zu outputs\n", shown(b.name).c_str(),
+                  b.calls.size(), output_count(b));
       for (const auto& [k, v] : b.attrs)
         std::printf("  %s: %s\n", shown(k).c_str(), shown(v).c_str());
     }

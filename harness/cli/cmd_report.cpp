@@ -85,28 +85,48 @@ int run_keygen(const ReportArgs& a) {
 }
 
 // One line per log: OK, FAIL (a log that does not verify) or ERROR (a file that is not a
-// readable validation log). Every log is checked; the exit status is 2 if any was an ERROR,
-// else 1 if any FAILed, else 0.
+// readable validation log, or an argument that names nothing: a missing path, a dangling
+// link, a folder that cannot be searched, a folder without logs). Every argument is checked,
+// whatever an earlier one was; the exit status is the worst: 2 if any was an ERROR, else 1 if
+// any FAILed, else 0.
 int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
-  std::vector<fs::path> logs;
   try {
     a.json.check();
     keys = reports::load_trusted_keys(keys_dir(a));
-    logs = reports::collect_logs(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
   }
-  if (logs.empty()) {
-    error_line("no validation log (*.json) under the paths given");
-    return kUsage;
+  // Each argument on its own: one that names nothing is an ERROR of its own line.
+  std::vector<std::pair<fs::path, std::optional<reports::LogVerification>>> logs;
+  for (const auto& p : a.paths) {
+    reports::LogVerification bad;
+    bad.file = p;
+    bad.error = true;
+    try {
+      std::error_code ec;
+      if (fs::symlink_status(p, ec).type() == fs::file_type::symlink &&
+          fs::status(p, ec).type() == fs::file_type::not_found) {
+        bad.reason = "a dangling symbolic link";
+      } else {
+        const auto found = reports::collect_logs({fs::path(p)});
+        for (const auto& f : found)
+          logs.emplace_back(f, std::nullopt);
+        if (!found.empty())
+          continue;
+        bad.reason = "no validation log (*.json) under it";
+      }
+    } catch (const std::exception& e) {
+      bad.reason = e.what();
+    }
+    logs.emplace_back(p, bad);
   }
   std::optional<reports::LogVerification> first_bad;
   std::size_t failed = 0, errors = 0;
   json listed = json::array();
-  for (const auto& l : logs) {
-    const auto v = reports::verify_log(l, keys);
+  for (const auto& [l, given] : logs) {
+    const auto v = given ? *given : reports::verify_log(l, keys);
     const char* verdict = v.ok ? "OK" : v.error ? "ERROR" : "FAIL";
     std::printf("%-5s %s: %s\n", verdict, shown(l).c_str(), v.reason.c_str());
     listed.push_back({{"log", l.string()}, {"verdict", verdict}, {"reason", v.reason}});
@@ -188,16 +208,19 @@ int run_release(const ReportArgs& a) {
     error_line(std::string("--out: ") + e.what());
     return kUsage;
   }
+  // The terminal's escaping (support::printable) for every field a log or tier file gave.
+  const auto term = [](const std::string& t) { return support::printable(t, 1024); };
   for (const auto& row : rep.rows) {
-    std::printf("%-5s %-12s %s\n", row.tier.c_str(), row.status.c_str(),
+    std::printf("%-5s %-12s %s\n", term(row.tier).c_str(), term(row.status).c_str(),
                 row.required ? "(required)" : "");
   }
   for (const auto& why : rep.reasons)
-    std::printf("  - %s\n", why.c_str());
+    std::printf("  - %s\n", term(why).c_str());
   for (const auto& note : rep.notes)
-    std::printf("  ! %s\n", note.c_str());
-  std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), rep.commit.c_str(),
-              rep.verdict.c_str(), (out / "release.md").c_str(), (out / "release.html").c_str());
+    std::printf("  ! %s\n", term(note).c_str());
+  std::printf("release %s at %s: %s\n%s\n%s\n", a.date.c_str(), term(rep.commit).c_str(),
+              rep.verdict.c_str(), shown(out / "release.md").c_str(),
+              shown(out / "release.html").c_str());
   json rows = json::array();
   for (const auto& row : rep.rows)
     rows.push_back({{"tier", row.tier}, {"status", row.status}, {"required", row.required}});
@@ -349,13 +372,15 @@ int run_merge(const ReportArgs& a) {
       a.out.empty() ? files[0].parent_path() / (tier + ".json") : fs::path(a.out);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   for (const auto& m : merged.value("missing_shards", json::array())) {
-    std::printf("MISSING shard %s: %s\n", m.value("shard", "?").c_str(),
+    std::printf("MISSING shard %s: %s\n", support::printable(m.value("shard", "?")).c_str(),
                 support::printable(m.value("why", ""), 512).c_str());
   }
   for (const auto& s : merged.value("superseded", json::array())) {
     std::printf("superseded shard %s: %s (%s), kept %s, which finished later\n",
-                s.value("shard", "?").c_str(), support::printable(s.value("file", "")).c_str(),
-                s.value("verdict", "?").c_str(), support::printable(s.value("kept", "")).c_str());
+                support::printable(s.value("shard", "?")).c_str(),
+                support::printable(s.value("file", "")).c_str(),
+                support::printable(s.value("verdict", "?")).c_str(),
+                support::printable(s.value("kept", "")).c_str());
   }
   const std::string verdict = string_at(merged, "verdict");
   try {
@@ -426,7 +451,7 @@ int run_compare(const ReportArgs& a) {
       if (cases[i].count(id))
         d.lines.push_back("case " + support::printable(id) + " appears twice in " +
                           support::printable(a.paths[static_cast<std::size_t>(i)]));
-      cases[i][id] = c.value("outcome", "?");
+      cases[i][id] = support::printable(c.value("outcome", "?"));
     }
   }
   for (int i = 0; i < 2; ++i) {
@@ -458,10 +483,11 @@ int run_compare(const ReportArgs& a) {
       continue;
     }
     for (const auto& [field, v] : s.items())
-      d.add("set " + key + " " + field, v, it->second.value(field, json()));
+      d.add("set " + support::printable(key) + " " + support::printable(field), v,
+            it->second.value(field, json()));
     for (const auto& [field, v] : it->second.items()) {
       if (!s.contains(field))
-        d.add("set " + key + " " + field, json(), v);
+        d.add("set " + support::printable(key) + " " + support::printable(field), json(), v);
     }
   }
   for (const auto& [key, s] : s1) {

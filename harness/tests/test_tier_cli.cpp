@@ -232,9 +232,10 @@ TEST_F(TierCli, ReleaseReportGathersTheDateAndFailsWhileRequiredTiersAreMissing)
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   const std::string md = tiertest::slurp(tmp / "rel/release.md");
   EXPECT_NE(md.find("Verdict: **FAIL**"), std::string::npos);
-  EXPECT_NE(md.find("| T1 | hw_mini replay | yes | **PASS**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| T1 | hw\\_mini replay | yes | **PASS**"), std::string::npos) << md;
   EXPECT_NE(md.find("T0 (required): no whole-run log"), std::string::npos) << md;
-  EXPECT_NE(md.find("T2 (required): UNSUPPORTED: needs MMAEMU_TRUTH_DIR"), std::string::npos) << md;
+  EXPECT_NE(md.find("T2 (required): UNSUPPORTED: needs MMAEMU\\_TRUTH\\_DIR"), std::string::npos)
+      << md;
   const std::string html = tiertest::slurp(tmp / "rel/release.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);

@@ -74,6 +74,16 @@ int arch_value(const json& v, const std::string& where) {
   return static_cast<int>(a);
 }
 
+// Unknown keys are errors at every level: a misspelt key ("PTX", "sha_256") must not be
+// ignored in silence, and nothing rides along unchecked in a file the loader trusts.
+void known_keys_only(const json& o, std::initializer_list<std::string_view> keys,
+                     const std::string& where) {
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+      throw ManifestError(where + ": unknown key \"" + shown(it.key()) + "\"");
+  }
+}
+
 FatbinManifest from_json(const json& j, const std::string& origin) {
   if (!j.is_object())
     throw ManifestError(origin + ": not a JSON object");
@@ -115,8 +125,10 @@ FatbinManifest from_json(const json& j, const std::string& origin) {
     auto ptx = e.find("ptx");
     if (ptx != e.end() && !ptx->is_null())
       fe.ptx = arch_value(*ptx, where);
+    known_keys_only(e, {"module", "file", "sha256", "sass", "ptx"}, where);
     m.modules.push_back(std::move(fe));
   }
+  known_keys_only(j, {"format", "source_sha256", "nvcc", "flags", "modules"}, origin);
   return m;
 }
 

@@ -82,6 +82,10 @@ TEST(FatbinManifest, DamagedOrHostileTextGivesOneManifestError) {
       {replaced("75,", "7500000000000,"), "out of range"},
       {replaced("75,", "\"75\","), "not an integer"},
       {replaced("\"modules\"", "\"module_list\""), "missing \"modules\""},
+      // Unknown keys, at the top and in a module, are refused, named (escaped).
+      {replaced("\"nvcc\"", "\"nvcc_path\": \"/x\", \"nvcc\""), "unknown key \"nvcc_path\""},
+      {replaced("\"ptx\": 75", "\"ptx\": 75, \"PTX\": 80"), "unknown key \"PTX\""},
+      {replaced("\"sass\"", "\"extra\\u001b\": 1, \"sass\""), "unknown key \"extra\\x1b\""},
   };
   for (const auto& [text, expect] : cases) {
     try {

@@ -6,6 +6,8 @@ import json
 import os
 from typing import Optional, Tuple
 
+from numpy import bool_ as _np_bool
+
 from . import _core
 from . import _numbers as _n
 from . import _tensors as _t
@@ -35,8 +37,19 @@ class Preset:
     half_out: str = "none"  # fp16 accumulator: "none", "block_then_nearest", "sum_to_nearest"
 
     def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"Preset.name: expected a string, got {type(self.name).__name__}")
+        if not isinstance(self.maturity, str):
+            raise TypeError(f"Preset.maturity: expected a string, got "
+                            f"{type(self.maturity).__name__}")
+        for field in ("nfma", "frac", "frac_out", "min_exp"):
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"Preset.{field}: expected an int, got {type(v).__name__}")
         if self.maturity == "custom":
             unwrap(_core.check_preset(self._fields()), stacklevel=4)
+        else:
+            _check_shipped(self)
 
     def _fields(self):
         return {"name": self.name, "nfma": int(self.nfma), "frac": int(self.frac),
@@ -47,6 +60,39 @@ class Preset:
 
 def _preset_from(d):
     return Preset(**d)
+
+
+def _check_shipped(p):
+    """A Preset of a maturity other than "custom" is a shipped one, used by name: it must be
+    that shipped preset field for field. An altered one (dataclasses.replace keeping the
+    maturity) is refused here, when it is made, rather than silently replaced by the shipped
+    one when it is used."""
+    status, value, _warns = _core.get_preset(p.name, True)
+    if status == "error":
+        raise ValueError(
+            f"Preset {p.name!r}: maturity {p.maturity!r} is for the shipped presets, and no "
+            f"shipped preset has that name ({value[1]}); a preset of your own has maturity "
+            "'custom' (the default)")
+    differ = [f.name for f in dataclasses.fields(p) if f.name in value
+              and getattr(p, f.name) != value[f.name]]
+    if differ:
+        shown = ", ".join(f"{n}={getattr(p, n)!r} (shipped: {value[n]!r})" for n in differ)
+        raise ValueError(
+            f"Preset {p.name!r}: differs from the shipped preset {p.name!r} in {shown} but keeps "
+            f"its maturity {p.maturity!r}; a shipped preset cannot be altered. For a preset of "
+            "your own give maturity='custom' (dataclasses.replace(p, ..., maturity='custom')): "
+            "it is then checked and used as it is")
+
+
+def _preset_arg(preset, what="preset"):
+    """What the core takes for a preset argument: a shipped preset by name (a Preset of a
+    shipped maturity was checked to be the shipped one when it was made), a custom Preset by
+    its fields (used as it is, whatever its name), or a name."""
+    if isinstance(preset, Preset):
+        return preset.name if preset.maturity != "custom" else preset._fields()
+    if isinstance(preset, str):
+        return preset
+    raise TypeError(f"{what}: expected a Preset or a preset name, got {type(preset).__name__}")
 
 
 def get_preset(name):
@@ -178,7 +224,8 @@ def _profile_name(profile):
         return profile.name
     if isinstance(profile, str):
         return profile
-    raise TypeError(f"profile: expected a Profile, a profile name or None, got {profile!r}")
+    raise TypeError(f"profile: expected a Profile, a profile name or None, got "
+                    f"{type(profile).__name__}")
 
 
 # ---------------------------------------------------------------- split-K
@@ -241,19 +288,45 @@ def resolve_splitk(M, N, K, *, a_dtype, b_dtype, out_dtype, use_fast_accum, prof
 # ---------------------------------------------------------------- GEMM entry points
 
 
+def _required(value, what):
+    """A tensor argument that has no default: None is a wrong type, named as such."""
+    if value is None:
+        raise TypeError(f"{what}: expected a torch tensor or a NumPy array, got None")
+    return value
+
+
+def _flag(value, what):
+    if not isinstance(value, (bool, _np_bool)):
+        raise TypeError(f"{what}: expected a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _text(value, what):
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: expected a string, got {type(value).__name__}")
+    return value
+
+
 def _call_args(input, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum,
                out, profile, splitk, backend, fmt):
+    for value, what in ((input, "input"), (mat2, "mat2"), (scale_a, "scale_a"),
+                        (scale_b, "scale_b")):
+        _required(value, what)
+    _flag(use_fast_accum, "use_fast_accum")
+    _text(backend, "backend")
     fa, fb = (fmt if isinstance(fmt, (tuple, list)) else (fmt, fmt))
-    kind, device = _t.kind_of(input, mat2, scale_a, scale_b, bias, scale_result, out)
+    # Each argument is described first, so that one of the wrong type is named as such before
+    # the kinds of the others are compared.
+    specs = (_t.spec(input, "input", fa), _t.spec(mat2, "mat2", fb),
+             _t.spec(scale_a, "scale_a"), _t.spec(scale_b, "scale_b"), _t.spec(bias, "bias"),
+             _t.spec(scale_result, "scale_result"))
     out_name = None
     if out is not None:
         out_name = _t.spec(out, "out")[0]
-    args = (_t.spec(input, "input", fa), _t.spec(mat2, "mat2", fb),
-            _t.spec(scale_a, "scale_a"), _t.spec(scale_b, "scale_b"), _t.spec(bias, "bias"),
-            _t.spec(scale_result, "scale_result"),
-            None if out_dtype is None else _t.format_name(out_dtype, "out_dtype"),
-            bool(use_fast_accum), out_name, _profile_name(profile), _splitk_text(splitk),
-            str(backend))
+    kind, device = _t.kind_of(input, mat2, scale_a, scale_b, bias, scale_result, out)
+    args = specs + (None if out_dtype is None else _t.format_name(out_dtype, "out_dtype"),
+                    bool(use_fast_accum), out_name, _profile_name(profile),
+                    _splitk_text(splitk), str(backend))
     return kind, device, args
 
 
@@ -278,6 +351,10 @@ def accumulate(a, b, *, use_fast_accum, profile=None, splitk="auto", backend="au
                out_dtype_for_split="float32", fmt=None):
     """The fp32 [M, N] accumulator of a @ b.T before the scales, as the profile's cuBLAS
     computes it. a is [M, K] and b is [N, K]; use_fast_accum has no default."""
+    _required(a, "a")
+    _required(b, "b")
+    _flag(use_fast_accum, "use_fast_accum")
+    _text(backend, "backend")
     fa, fb = (fmt if isinstance(fmt, (tuple, list)) else (fmt, fmt))
     kind, device = _t.kind_of(a, b)
     codes, _decision, _used = unwrap(_core.accumulate(

@@ -49,6 +49,7 @@ ERRORS = {
     "BackendUnavailableError": BackendUnavailableError,
     "MemoryError": MemoryError,
     "RuntimeError": RuntimeError,
+    "TypeError": TypeError,
 }
 
 WARNINGS = {

@@ -42,8 +42,16 @@ def torch_module():
 
 
 def is_torch_tensor(x):
+    """Whether x is a tensor of the torch the program imported. A module named torch whose
+    Tensor is not a class of its own (object, or no class at all) has no tensors: everything
+    would be an instance of it."""
     torch = torch_module()
-    return torch is not None and isinstance(x, torch.Tensor)
+    cls = getattr(torch, "Tensor", None) if torch is not None else None
+    return isinstance(cls, type) and cls is not object and isinstance(x, cls)
+
+
+# What mmaemu uses of a torch tensor; an object without them only looks like one.
+_TENSOR_API = ("dtype", "element_size", "requires_grad", "detach", "device", "shape", "view")
 
 
 def format_name(dtype, what="dtype"):
@@ -79,6 +87,18 @@ def _codes_format(fmt, width, what):
 
 
 def _torch_spec(t, what, fmt):
+    missing = [n for n in _TENSOR_API if not hasattr(t, n)]
+    if missing or not hasattr(torch_module(), "dtype"):
+        raise TypeError(f"{what}: a {type(t).__name__} is an instance of torch.Tensor but not a "
+                        f"torch tensor (it has no {', '.join(missing) or 'torch.dtype'})")
+    try:
+        return _torch_spec_of(t, what, fmt)
+    except (AttributeError, KeyError) as e:
+        raise TypeError(f"{what}: a {type(t).__name__} only looks like a torch tensor "
+                        f"({type(e).__name__}: {e})") from None
+
+
+def _torch_spec_of(t, what, fmt):
     torch = torch_module()
     dtype_name = str(t.dtype)[6:]
     width = t.element_size()

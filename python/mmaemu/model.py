@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _core
 from . import _tensors as _t
-from ._api import Preset
+from ._api import _preset_arg
 from ._errors import unwrap
 
 
@@ -80,6 +80,9 @@ def dot(a, b, c=None, *, preset="ada", fmt=None, acc="fp32"):
     and tf32 operands take the 16-bit and tf32 presets (volta_fp16, ampere_bf16, ada_tf32,
     hopper_fp16, ...): torch float16 / bfloat16 tensors, NumPy float16 arrays, uint16 codes
     with fmt, float64 values with fmt, or for tf32 float32 / float64 values with fmt="tf32"."""
+    for value, what in ((a, "a"), (b, "b")):
+        if value is None:
+            raise TypeError(f"{what}: expected a torch tensor or a NumPy array, got None")
     fa, fb = (fmt if isinstance(fmt, (tuple, list)) else (fmt, fmt))
     kind, device = _t.kind_of(a, b, c)
     wide = _is_wide(a, fa) or _is_wide(b, fb)
@@ -104,10 +107,7 @@ def dot(a, b, c=None, *, preset="ada", fmt=None, acc="fp32"):
             raise ValueError(f"c: {acc} of shape {tuple(lead)} is needed, got {cn} of shape "
                              f"{tuple(carr.shape)}")
         cc = np.ascontiguousarray(carr).reshape(-1)
-    if isinstance(preset, Preset):
-        p = preset.name if preset.maturity != "custom" else preset._fields()
-    else:
-        p = str(preset)
+    p = _preset_arg(preset)
     rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
     if wide:
         c32 = None if cc is None else cc.astype(np.uint32)

@@ -41,6 +41,10 @@ py::list warnings_list(std::vector<Warning>& own) {
 } // namespace
 
 Tensor tensor_from_spec(py::handle desc, const char* what) {
+  if (!py::isinstance<py::tuple>(desc)) {
+    throw py::type_error(std::string(what) + ": expected a torch tensor or a NumPy array, got " +
+                         std::string(Py_TYPE(desc.ptr())->tp_name));
+  }
   const auto t = desc.cast<py::tuple>();
   if (t.size() != 3)
     throw ValueError(std::string(what) + ": internal tensor description of wrong size");
@@ -130,6 +134,13 @@ py::tuple guarded(const std::function<void()>& prepare, const std::function<void
     } catch (const std::bad_alloc&) {
       error_class = "MemoryError";
       error_message = "out of memory";
+    } catch (const py::type_error& e) {
+      // An argument of the wrong type is Python's TypeError, not a RuntimeError about one.
+      error_class = "TypeError";
+      error_message = e.what();
+    } catch (const py::cast_error& e) {
+      error_class = "TypeError";
+      error_message = e.what();
     } catch (const std::exception& e) {
       error_class = "RuntimeError";
       error_message = e.what();

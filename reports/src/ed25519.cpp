@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "mmaemu/reports/pem_block.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
@@ -163,22 +164,37 @@ Key load_private_key(const fs::path& path) {
     throw SigningError(shown(path) + ": private key can be read or written by group or others " +
                        "(mode " + mode + "); refusing to sign with it: chmod 600 " + shown(path));
   }
+  return private_key_from_pem(pem, shown(path));
+}
+
+Key private_key_from_pem(std::string_view pem, std::string_view where) {
+  // Exactly one key and nothing else: OpenSSL alone would take the first of two.
+  const PemBlock block = single_pem_block(pem, where);
+  if (block.label != "PRIVATE KEY" && block.label != "ENCRYPTED PRIVATE KEY") {
+    throw SigningError(std::string(where) + ": not a PEM private key (its block is " + block.label +
+                       ", not PRIVATE KEY)");
+  }
   BioPtr bio = memory_bio(pem);
   bool asked = false;
   EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, &asked);
   if (!raw) {
     ERR_clear_error();
     if (asked) {
-      throw SigningError(shown(path) +
+      throw SigningError(std::string(where) +
                          ": private key is encrypted; mmaemu never asks for a passphrase: "
                          "use an unencrypted PKCS#8 key with mode 0600 (mmaemu report keygen)");
     }
-    throw SigningError(shown(path) + ": not a PEM private key");
+    throw SigningError(std::string(where) + ": not a PEM private key");
   }
-  return require_ed25519(raw, shown(path));
+  return require_ed25519(raw, where);
 }
 
 Key public_key_from_pem(std::string_view pem, std::string_view where) {
+  const PemBlock block = single_pem_block(pem, where);
+  if (block.label != "PUBLIC KEY") {
+    throw SigningError(std::string(where) + ": not a PEM public key (its block is " + block.label +
+                       ", not PUBLIC KEY)");
+  }
   BioPtr bio = memory_bio(pem);
   bool asked = false;
   EVP_PKEY* raw = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, &asked) : nullptr;

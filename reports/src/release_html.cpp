@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "mmaemu/reports/markup_escape.hpp"
+#include "mmaemu/reports/escape_html.hpp"
 #include "mmaemu/reports/release_report.hpp"
 #include "release_common.hpp"
 
@@ -14,7 +14,7 @@ namespace mmaemu::reports {
 namespace {
 
 std::string esc(const std::string& s) {
-  return markup_escape(s);
+  return html_escape(s);
 }
 
 const std::map<std::string, std::string>& colours() {
@@ -22,6 +22,12 @@ const std::map<std::string, std::string>& colours() {
       {"PASS", "#2e7d32"},  {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},  {"UNSUPPORTED", "#9e9e9e"},
       {"XFAIL", "#f9a825"}, {"XPASS", "#ef6c00"}, {"MISSING", "#ffffff"}};
   return c;
+}
+
+// A CSS class from a status the log names: only the known ones, so that a crafted verdict
+// cannot add classes of its own.
+std::string status_class(const std::string& status) {
+  return "st-" + (colours().count(status) ? status : std::string("other"));
 }
 
 std::string colour(const std::string& status) {
@@ -146,7 +152,8 @@ std::string release_html(const ReleaseReport& r) {
       "svg .lbl{font:13px sans-serif}svg .cnt{font:12px sans-serif;fill:#424242}\n"
       "code{background:#f5f5f5;padding:0 3px}\n</style>\n</head>\n<body>\n";
   h += "<h1>mmaemu release sign-off, " + esc(r.date) + "</h1>\n";
-  h += "<p><span class=\"verdict " + esc(r.verdict) + "\">" + esc(r.verdict) + "</span></p>\n";
+  h += "<p><span class=\"verdict " + std::string(r.verdict == "PASS" ? "PASS" : "FAIL") + "\">" +
+       esc(r.verdict) + "</span></p>\n";
   h += "<p>Commit <code>" + esc(r.commit) +
        "</code> (HEAD of the source tree; every log must come from it, clean).</p>\n";
   if (!r.notes.empty()) {
@@ -182,8 +189,8 @@ std::string release_html(const ReleaseReport& r) {
       continue;
     }
     const auto& l = r.logs[*row.log];
-    h += "<td class=\"st-" + esc(row.status) + "\">" + esc(row.status) + "</td><td class=\"n\">" +
-         std::to_string(total_of(l.log, "cases")) + "</td>";
+    h += "<td class=\"" + status_class(row.status) + "\">" + esc(row.status) +
+         "</td><td class=\"n\">" + std::to_string(total_of(l.log, "cases")) + "</td>";
     for (const auto& o : outcome_names()) {
       h += "<td class=\"n\">" + std::to_string(total_of(l.log, o)) + "</td>";
     }
@@ -232,8 +239,8 @@ std::string release_html(const ReleaseReport& r) {
       host = hj.value("hostname", "") + " (" + hj.value("cpu_model", "") + ")";
     }
     h += "<tr><td>" + esc(l.file.filename().string()) + "</td><td>" + esc(tier) + "</td><td>" +
-         esc(shard) + "</td><td class=\"st-" + esc(verdict) + "\">" + esc(verdict) + "</td><td>" +
-         esc(commit_text(j)) + "</td><td>" + esc(host) + "</td><td" +
+         esc(shard) + "</td><td class=\"" + status_class(verdict) + "\">" + esc(verdict) +
+         "</td><td>" + esc(commit_text(j)) + "</td><td>" + esc(host) + "</td><td" +
          (l.verification.ok ? ">" : " class=\"bad\">") + esc(l.verification.reason) +
          "</td></tr>\n";
   }

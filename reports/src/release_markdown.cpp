@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <set>
 
+#include "mmaemu/reports/escape_markdown.hpp"
 #include "mmaemu/reports/release_report.hpp"
 #include "release_common.hpp"
 
@@ -8,19 +9,10 @@ namespace mmaemu::reports {
 
 namespace {
 
-// Table cells must not break the table.
-std::string cell(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
+// Every field copied into the report, from a log or not, goes through the one escaping
+// function of the format: a table cell or list item can never become Markdown.
+std::string esc(const std::string& s) {
+  return markdown_escape(s);
 }
 
 } // namespace
@@ -28,27 +20,27 @@ std::string cell(std::string s) {
 std::string release_markdown(const ReleaseReport& r) {
   using namespace detail;
   std::string md;
-  md += "# mmaemu release sign-off, " + r.date + "\n\n";
-  md += "Verdict: **" + r.verdict + "**\n\n";
-  md += "Commit: `" + cell(r.commit) +
-        "` (HEAD of the source tree; every log must come from it, "
+  md += "# mmaemu release sign-off, " + esc(r.date) + "\n\n";
+  md += "Verdict: **" + esc(r.verdict) + "**\n\n";
+  md += "Commit: " + esc(r.commit) +
+        " (HEAD of the source tree; every log must come from it, "
         "clean)\n\n";
   if (!r.notes.empty()) {
     md += "Logs NOT of this commit or not clean, taken by `--allow-other-commit`:\n\n";
     for (const auto& n : r.notes)
-      md += "- " + cell(n) + "\n";
+      md += "- " + esc(n) + "\n";
     md += "\n";
   }
   if (!r.reasons.empty()) {
     md += "Why not PASS:\n\n";
     for (const auto& why : r.reasons)
-      md += "- " + cell(why) + "\n";
+      md += "- " + esc(why) + "\n";
     md += "\n";
   }
   md += "PASS requires every required tier's latest whole-run log of the date to say PASS with "
         "at least one case run, and every log in the folder to verify against the trusted keys "
         "(" +
-        r.keys_dir.string() + ").\n\n";
+        esc(r.keys_dir.string()) + ").\n\n";
 
   md += "## Tiers\n\n";
   md += "| tier | title | required | status | cases |";
@@ -59,7 +51,8 @@ std::string release_markdown(const ReleaseReport& r) {
     md += " ---: |";
   md += " ---: | --- | --- |\n";
   for (const auto& row : r.rows) {
-    md += "| " + row.tier + " | " + cell(row.title) + " | " + (row.required ? "yes" : "no") + " | ";
+    md += "| " + esc(row.tier) + " | " + esc(row.title) + " | " + (row.required ? "yes" : "no") +
+          " | ";
     if (!row.log) {
       md += "MISSING |";
       for (std::size_t i = 0; i < outcome_names().size() + 4; ++i)
@@ -68,10 +61,10 @@ std::string release_markdown(const ReleaseReport& r) {
       continue;
     }
     const auto& l = r.logs[*row.log];
-    md += "**" + row.status + "** | " + std::to_string(total_of(l.log, "cases"));
+    md += "**" + esc(row.status) + "** | " + std::to_string(total_of(l.log, "cases"));
     for (const auto& o : outcome_names())
       md += " | " + std::to_string(total_of(l.log, o));
-    md += " | " + seconds_text(l.log) + " | " + cell(l.file.filename().string()) + " | " +
+    md += " | " + seconds_text(l.log) + " | " + esc(l.file.filename().string()) + " | " +
           (l.verification.ok ? "verified" : "**not verified**") + " |\n";
   }
   md += "\n";
@@ -81,7 +74,7 @@ std::string release_markdown(const ReleaseReport& r) {
     const auto& j = r.logs[*row.log].log;
     const std::string why = j.value("reason", "");
     if (!why.empty())
-      md += "- " + row.tier + ": " + cell(why) + "\n";
+      md += "- " + esc(row.tier + ": " + why) + "\n";
   }
   md += "\n";
 
@@ -90,9 +83,9 @@ std::string release_markdown(const ReleaseReport& r) {
     md += "## Benchmarks\n\n| tier | benchmark | value | target | unit | better | met |\n"
           "| --- | --- | ---: | ---: | --- | --- | --- |\n";
     for (const auto& b : bench) {
-      md += "| " + b.tier + " | " + cell(b.name) + " | " + number_text(b.value) + " | " +
-            (b.has_target ? number_text(b.target) : "") + " | " + cell(b.unit) + " | " + b.better +
-            " | " + b.met + " |\n";
+      md += "| " + esc(b.tier) + " | " + esc(b.name) + " | " + number_text(b.value) + " | " +
+            (b.has_target ? number_text(b.target) : "") + " | " + esc(b.unit) + " | " +
+            esc(b.better) + " | " + b.met + " |\n";
     }
     md += "\n";
   }
@@ -101,7 +94,7 @@ std::string release_markdown(const ReleaseReport& r) {
     md += "## Evidence\n\nThe status of the modelling decisions (docs/semantics.md), counted per "
           "profile and accumulation mode:\n\n";
     for (const auto& line : r.evidence)
-      md += "- " + cell(line) + "\n";
+      md += "- " + esc(line) + "\n";
     md += "\n";
   }
 
@@ -122,20 +115,20 @@ std::string release_markdown(const ReleaseReport& r) {
       commits.insert(commit_text(j));
       versions.insert(j.value("mmaemu", nlohmann::json::object()).value("version", "?"));
     }
-    md += "| " + cell(l.file.filename().string()) + " | " + tier + " | " + shard + " | " + verdict +
-          " | " + commit_text(j) + " | " + cell(host) + " | " +
-          (l.verification.ok ? "verified: " : "**FAILED**: ") + cell(l.verification.reason) +
-          " |\n";
+    md += "| " + esc(l.file.filename().string()) + " | " + esc(tier) + " | " + esc(shard) + " | " +
+          esc(verdict) + " | " + esc(commit_text(j)) + " | " + esc(host) + " | " +
+          (l.verification.ok ? "verified: " : "**FAILED**: ") + esc(l.verification.reason) + " |\n";
   }
   md += "\n## Provenance\n\n";
   md += "- mmaemu version(s): ";
   for (const auto& v : versions)
-    md += v + " ";
+    md += esc(v) + " ";
   md += "\n- commit(s): ";
   for (const auto& c : commits)
-    md += c + "; ";
-  md += "\n- trusted keys: " + r.keys_dir.string() + "\n";
-  md += "- generated: " + r.generated_utc + " by `mmaemu report release --date " + r.date + "`\n";
+    md += esc(c) + "; ";
+  md += "\n- trusted keys: " + esc(r.keys_dir.string()) + "\n";
+  md +=
+      "- generated: " + esc(r.generated_utc + " by mmaemu report release --date " + r.date) + "\n";
   return md;
 }
 

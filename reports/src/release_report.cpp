@@ -52,11 +52,6 @@ long long cases_run(const nlohmann::json& log) {
 ReleaseReport build_release_report(const fs::path& log_root, const std::string& date,
                                    const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys,
                                    const ReleaseOptions& opt) {
-  ReleaseReport r;
-  r.date = date;
-  r.commit = known_commit(opt.commit) ? opt.commit : "unknown";
-  r.generated_utc = utc_timestamp();
-  r.keys_dir = keys.dir;
   const fs::path dir = log_root / date;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -71,6 +66,7 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
     }
   }
   std::sort(files.begin(), files.end());
+  std::vector<ReleaseLog> logs;
   for (const auto& f : files) {
     ReleaseLog l;
     l.file = f;
@@ -80,8 +76,21 @@ ReleaseReport build_release_report(const fs::path& log_root, const std::string& 
       l.log = nullptr;
     }
     l.verification = verify_log(f, keys);
-    r.logs.push_back(std::move(l));
+    logs.push_back(std::move(l));
   }
+  return assemble_release_report(std::move(logs), dir, date, tiers, keys.dir, opt);
+}
+
+ReleaseReport assemble_release_report(std::vector<ReleaseLog> logs, const fs::path& dir,
+                                      const std::string& date,
+                                      const std::vector<ReleaseTier>& tiers,
+                                      const fs::path& keys_dir, const ReleaseOptions& opt) {
+  ReleaseReport r;
+  r.date = date;
+  r.commit = known_commit(opt.commit) ? opt.commit : "unknown";
+  r.generated_utc = utc_timestamp();
+  r.keys_dir = keys_dir;
+  r.logs = std::move(logs);
 
   // One commit per release: a log of another commit or of a dirty tree is refused (an
   // unreadable log is already refused by its verification).

@@ -3,14 +3,14 @@
 
 #include <cstdio>
 
-#include "mmaemu/reports/markup_escape.hpp"
+#include "mmaemu/reports/escape_xml.hpp"
 
 namespace mmaemu::harness {
 
 namespace {
 
 std::string xml_escape(const std::string& s) {
-  return reports::markup_escape(s);
+  return reports::xml_escape(s);
 }
 
 std::string seconds_text(double s) {

@@ -49,12 +49,16 @@ KeyFiles generate_key(const std::filesystem::path& private_key);
 
 // Read a key file (support::read_input_file, at most support::kMaxKeyBytes: a FIFO, a device
 // or an oversized file is refused at once). Throw SigningError naming the file if it cannot be
-// read, is not PEM, is not an Ed25519 key, or (private keys) is encrypted (never prompts for a
-// passphrase) or can be read or written by group or others (the message says `chmod 600`).
+// read, does not hold exactly one PEM block and nothing else (single_pem_block: two keys, or a
+// key with trailing data, are refused, never signed with the first), is not an Ed25519 key, or
+// (private keys) is encrypted (never prompts for a passphrase) or can be read or written by group
+// or others (the message says `chmod 600`).
 Key load_private_key(const std::filesystem::path& path);
 Key load_public_key(const std::filesystem::path& path);
 
-// The same from PEM text already in memory; `where` names its origin in messages.
+// The same from PEM text already in memory (no mode check); `where` names its origin in
+// messages.
+Key private_key_from_pem(std::string_view pem, std::string_view where);
 Key public_key_from_pem(std::string_view pem, std::string_view where);
 
 // Keys from their raw RFC 8032 encodings: the 32-byte secret key (seed) and the 32-byte public

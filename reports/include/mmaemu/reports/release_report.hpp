@@ -80,6 +80,15 @@ ReleaseReport build_release_report(const std::filesystem::path& log_root, const 
                                    const std::vector<ReleaseTier>& tiers, const TrustedKeys& keys,
                                    const ReleaseOptions& opt);
 
+// The same from logs already read and verified (`logs` sorted by file name; `dir` names the
+// date folder in messages; the fuzz target's entry point): everything build_release_report
+// does after reading the folder.
+ReleaseReport assemble_release_report(std::vector<ReleaseLog> logs,
+                                      const std::filesystem::path& dir, const std::string& date,
+                                      const std::vector<ReleaseTier>& tiers,
+                                      const std::filesystem::path& keys_dir,
+                                      const ReleaseOptions& opt);
+
 std::string release_markdown(const ReleaseReport& report);
 std::string release_html(const ReleaseReport& report);
 

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#pragma once
-// Escaping text for HTML and XML (release.html, JUnit XML): & < > " ' become entities and
-// the control characters XML 1.0 forbids even escaped become '?'.
+#include "mmaemu/reports/escape_html.hpp"
 
-#include <string>
+#include "mmaemu/reports/display_text.hpp"
 
 namespace mmaemu::reports {
 
-inline std::string markup_escape(const std::string& s) {
+std::string html_escape(std::string_view s) {
+  const std::string t = display_text(s);
   std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
+  out.reserve(t.size() + 16);
+  for (char c : t) {
     switch (c) {
     case '&':
       out += "&amp;";
@@ -28,7 +27,7 @@ inline std::string markup_escape(const std::string& s) {
       out += "&#39;";
       break;
     default:
-      out += (c < 0x20 && c != '\n' && c != '\t') ? '?' : static_cast<char>(c);
+      out += c;
     }
   }
   return out;
