@@ -94,9 +94,9 @@ int run_slurm(const ClusterArgs& a) {
     o.tiers_dir = a.tiers;
     o.build_dir = a.build_dir;
     layout = harness::discover_layout(o);
-    a.json.check(joined(files_under(layout.tiers_dir),
-                        a.signing_key.empty() ? std::vector<fs::path>{}
-                                              : std::vector<fs::path>{a.signing_key}));
+    a.json.check(joined(files_under(layout.tiers_dir), a.signing_key.empty()
+                                                           ? std::vector<fs::path>{}
+                                                           : std::vector<fs::path>{a.signing_key}));
     check_tiers_option(a.tiers, layout, a.trust_tiers);
     tiers = harness::load_tiers(layout.tiers_dir);
     tier = &harness::find_tier(tiers, a.tier);

@@ -390,11 +390,10 @@ int run_merge(const ReportArgs& a) {
   }
   const std::string verdict = string_at(merged, "verdict");
   try {
-    const auto pub =
-        a.out.empty()
-            ? reports::publish_log(merged, dir, target.stem().string(), key.get())
-            : reports::write_log_at(merged, a.out, key.get(),
-                                    joined(merge_inputs, standard_inputs()));
+    const auto pub = a.out.empty()
+                         ? reports::publish_log(merged, dir, target.stem().string(), key.get())
+                         : reports::write_log_at(merged, a.out, key.get(),
+                                                 joined(merge_inputs, standard_inputs()));
     std::printf("merged %zu shards of %s: %s -> %s (%s)\n", merged["merged_from"].size(),
                 support::printable(tier).c_str(), support::printable(verdict).c_str(),
                 shown(pub.log).c_str(), pub.signature.empty() ? "unsigned" : "signed");

@@ -143,8 +143,8 @@ protected:
 
   // Every run sees no CUDA and signs with the suite's key (which it then reads).
   static CliResult run(const std::vector<std::string>& args) {
-    return tiertest::run_mmaemu(args, {{"MMAEMU_DISABLE_CUDA", "1"},
-                                       {"MMAEMU_SIGNING_KEY", (dir() / "key.pem").string()}});
+    return tiertest::run_mmaemu(
+        args, {{"MMAEMU_DISABLE_CUDA", "1"}, {"MMAEMU_SIGNING_KEY", (dir() / "key.pem").string()}});
   }
   static const fs::path& dir() { return tmp_->path(); }
   static fs::path signing_key() { return dir() / "key.pem"; }
@@ -154,9 +154,8 @@ protected:
     const std::string rec = (d / "r.h5").string(), tiers = (d / "tiers").string();
     const std::string cat = (d / "mutants" / "catalogue.json").string();
     const std::string s1 = shards_.at(0).string(), s2 = shards_.at(1).string();
-    const std::vector<std::string> tier_run = {"T1",        "--no-log",   "--tiers",
-                                               tiers,       "--trust-tiers", "--recordings",
-                                               (d / "rec").string()};
+    const std::vector<std::string> tier_run = {
+        "T1", "--no-log", "--tiers", tiers, "--trust-tiers", "--recordings", (d / "rec").string()};
     const fs::path t1 = d / "tiers" / "T1.json", rec_in_t1 = d / "rec" / "public" / "H100_E4M3.h5";
     std::vector<Row> r = {
         {"info", {}, "--json", {}},
@@ -192,7 +191,9 @@ protected:
          {cat}},
         {"report keygen", {}, "--out", {}},
         {"report keygen", {"--out", (d / "new.pem").string()}, "--json", {}},
-        {"report verify", {s1, "--keys", (d / "keys").string()}, "--json",
+        {"report verify",
+         {s1, "--keys", (d / "keys").string()},
+         "--json",
          {shards_.at(0), d / "keys" / "key.pub"}},
         {"report merge", {s1, s2}, "--out", {shards_.at(0), shards_.at(1)}},
         {"report merge",
@@ -310,16 +311,15 @@ TEST_F(CliOutputPaths, TheFileWrittenIsThePathGiven) {
   // report merge --out: exactly the name given, also when that name exists (it is replaced,
   // never written beside as <stem>-2.json).
   for (int round = 0; round < 2; ++round) {
-    const CliResult r =
-        run({"report", "merge", shards_.at(0).string(), shards_.at(1).string(), "--out",
-             (d / "all.json").string()});
+    const CliResult r = run({"report", "merge", shards_.at(0).string(), shards_.at(1).string(),
+                             "--out", (d / "all.json").string()});
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_TRUE(fs::is_regular_file(d / "all.json"));
     EXPECT_TRUE(fs::is_regular_file(d / "all.json.sig")); // signed: MMAEMU_SIGNING_KEY
     EXPECT_FALSE(fs::exists(d / "all-2.json"));
   }
-  const CliResult v = run({"report", "verify", (d / "all.json").string(), "--keys",
-                           (dir() / "keys").string()});
+  const CliResult v =
+      run({"report", "verify", (d / "all.json").string(), "--keys", (dir() / "keys").string()});
   EXPECT_EQ(v.status, 0) << v.out << v.err;
   const CliResult j = run({"tier", "list", "--json", (d / "tiers.json").string()});
   EXPECT_EQ(j.status, 0) << j.err;
@@ -343,9 +343,12 @@ TEST_F(CliOutputPaths, LogFoldersAndReleaseFoldersAreCheckedToo) {
     EXPECT_EQ(state_of(bad), before);
   }
   const std::string log_before = state_of(shards_.at(0));
-  const std::vector<std::string> release = {"report",     "release",
-                                            "--date",     "2026-12-01",
-                                            "--allow-other-commit", "--log-dir",
+  const std::vector<std::string> release = {"report",
+                                            "release",
+                                            "--date",
+                                            "2026-12-01",
+                                            "--allow-other-commit",
+                                            "--log-dir",
                                             (dir() / "shards").string()};
   auto with_out = [&](const fs::path& out) {
     auto a = release;

@@ -126,8 +126,7 @@ TEST(TierPaths, ASymlinkOutOfTheFolderIsRefusedWhenResolved) {
 TEST(TierPaths, ForeignTierFoldersNeedTrustAndResultsCannotBeSymlinkedOut) {
   tiertest::TempDir dir;
   fs::create_directories(dir / "tiers");
-  tiertest::spit(dir / "tiers" / "T9.json",
-                 tier_with_run(R"({"kind": "command",
+  tiertest::spit(dir / "tiers" / "T9.json", tier_with_run(R"({"kind": "command",
                                    "argv": ["/bin/ln", "-s", "/etc/passwd", "{out}/r.json"],
                                    "result": "{out}/r.json", "timeout_s": 60})"));
   const std::string tiers = (dir / "tiers").string();
@@ -145,9 +144,9 @@ TEST(TierPaths, ForeignTierFoldersNeedTrustAndResultsCannotBeSymlinkedOut) {
   EXPECT_EQ(tiertest::run_mmaemu({"tier", "list", "--tiers", tiertest::committed_tiers().string()})
                 .status,
             0);
-  const auto r = tiertest::run_mmaemu({"tier", "run", "T9", "--no-log", "--tiers", tiers,
-                                       "--trust-tiers", "--out", (dir / "out").string(), "--json",
-                                       (dir / "r.json").string()});
+  const auto r =
+      tiertest::run_mmaemu({"tier", "run", "T9", "--no-log", "--tiers", tiers, "--trust-tiers",
+                            "--out", (dir / "out").string(), "--json", (dir / "r.json").string()});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("leads outside"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("root:"), std::string::npos) << r.out;
@@ -160,8 +159,7 @@ TEST(HostileEnvironment, AFifoAsALibraryPathHangsNothing) {
   tiertest::TempDir dir;
   const fs::path fifo = dir / "libcuda.so.1";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string rec =
-      (tiertest::committed_recordings() / "public" / "H100_E4M3.h5").string();
+  const std::string rec = (tiertest::committed_recordings() / "public" / "H100_E4M3.h5").string();
   const std::vector<std::vector<std::string>> commands = {
       {"info"},
       {"selftest"},
@@ -202,8 +200,8 @@ TEST(HostileImport, SymlinkedSetFilesAreRefusedWithoutEchoingTheirTarget) {
     const fs::path saved = dir / (name + ".saved");
     fs::rename(victim, saved);
     fs::create_symlink(dir / "secret", victim);
-    const auto r = tiertest::run_mmaemu({"recordings", "import-public", set.dir.string(), "--out",
-                                         (dir / "out.h5").string()});
+    const auto r = tiertest::run_mmaemu(
+        {"recordings", "import-public", set.dir.string(), "--out", (dir / "out.h5").string()});
     EXPECT_EQ(r.status, 2) << r.out << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find(name), std::string::npos) << r.err;

@@ -84,8 +84,7 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   try {
     const fs::path tree =
         opt.layout.source_dir ? *opt.layout.source_dir : t.file.parent_path().parent_path();
-    result =
-        resolve_tier_path(t.run.value("result", std::string("{out}/result.json")), tree, out);
+    result = resolve_tier_path(t.run.value("result", std::string("{out}/result.json")), tree, out);
     j = reports::read_json_file(result);
   } catch (const std::exception& e) {
     r.add({"result", Outcome::error, 0, e.what()});

@@ -217,14 +217,13 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
     }
   }
   if (steps.ok()) {
-    std::vector<std::string> cfg = {
-        "cmake",
-        "-S",
-        consumer_src.string(),
-        "-B",
-        consumer.string(),
-        "-DCMAKE_BUILD_TYPE=Release",
-        "-DCMAKE_PREFIX_PATH=" + prefix.string()};
+    std::vector<std::string> cfg = {"cmake",
+                                    "-S",
+                                    consumer_src.string(),
+                                    "-B",
+                                    consumer.string(),
+                                    "-DCMAKE_BUILD_TYPE=Release",
+                                    "-DCMAKE_PREFIX_PATH=" + prefix.string()};
     if (support::find_program("ninja")) {
       cfg.push_back("-G");
       cfg.push_back("Ninja");
