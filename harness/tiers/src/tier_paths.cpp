@@ -52,13 +52,14 @@ std::optional<std::string> tier_path_problem(std::string_view value, TierPathRoo
   each_component(value, [&](std::string_view c) {
     if (bad)
       return;
+    const bool out_prefix = first && c == kOut && root == TierPathRoot::out_or_tree;
     if (c == "..")
       bad = "has a '..' component: it must stay inside the tier's tree" +
             std::string(root == TierPathRoot::out_or_tree ? " or {out}" : "");
-    else if (c.find(kOut) != std::string_view::npos &&
-             !(first && c == kOut && root == TierPathRoot::out_or_tree))
+    else if (!out_prefix && c.find(kOut) != std::string_view::npos)
       bad = "uses {out} other than as its first component";
-    else if (c.find('{') != std::string_view::npos || c.find('}') != std::string_view::npos)
+    else if (!out_prefix &&
+             (c.find('{') != std::string_view::npos || c.find('}') != std::string_view::npos))
       bad = "holds '{' or '}' (only {out} is a placeholder)";
     first = false;
   });
