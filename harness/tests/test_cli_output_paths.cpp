@@ -348,7 +348,7 @@ TEST_F(CliOutputPaths, LogFoldersAndReleaseFoldersAreCheckedToo) {
   const std::vector<std::string> release = {"report",
                                             "release",
                                             "--date",
-                                            "2026-12-01",
+                                            shards_.at(0).parent_path().filename().string(),
                                             "--allow-other-commit",
                                             "--log-dir",
                                             (dir() / "shards").string()};
