@@ -25,7 +25,9 @@
 #include "mmaemu/support/process.hpp"
 #include "mmaemu/support/text.hpp"
 #include "output.hpp"
+#include "read_inputs.hpp"
 #include "slurm_scripts.hpp"
+#include "tier_args.hpp"
 
 namespace mmaemu::cli {
 
@@ -44,7 +46,7 @@ struct ClusterArgs {
   unsigned cpus_per_task = 1, time_limit = 0, merge_time = 10;
   double time_factor = 2, mutant_timeout = 0;
   std::vector<std::string> sbatch_options, env;
-  bool submit = false, hold_merge = false;
+  bool submit = false, hold_merge = false, trust_tiers = false;
 };
 
 std::string shown(const std::string& s) {
@@ -88,11 +90,14 @@ int run_slurm(const ClusterArgs& a) {
   std::vector<harness::TierSpec> tiers;
   std::string mutant_tier;
   try {
-    a.json.check();
     harness::LayoutOverrides o;
     o.tiers_dir = a.tiers;
     o.build_dir = a.build_dir;
     layout = harness::discover_layout(o);
+    a.json.check(joined(files_under(layout.tiers_dir), a.signing_key.empty()
+                                                           ? std::vector<fs::path>{}
+                                                           : std::vector<fs::path>{a.signing_key}));
+    check_tiers_option(a.tiers, layout, a.trust_tiers);
     tiers = harness::load_tiers(layout.tiers_dir);
     tier = &harness::find_tier(tiers, a.tier);
   } catch (const std::exception& e) {
@@ -198,6 +203,8 @@ int run_slurm(const ClusterArgs& a) {
       p.shard_args.insert(p.shard_args.end(),
                           {"--build-dir", fs::absolute(*layout.build_dir).string()});
     p.shard_args.insert(p.shard_args.end(), {"--tiers", fs::absolute(layout.tiers_dir).string()});
+    if (a.trust_tiers) // the tasks read the same folder the user trusted here
+      p.shard_args.push_back("--trust-tiers");
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -234,10 +241,16 @@ int run_slurm(const ClusterArgs& a) {
         throw std::runtime_error("cannot create " + (p.run_dir / sub).string() + ": " +
                                  ec.message());
     }
-    support::write_file_atomic(p.run_dir / "shard.sbatch", slurm_shard_script(p), 0755);
-    support::write_file_atomic(p.run_dir / "merge.sbatch", slurm_merge_script(p), 0755);
-    support::write_file_atomic(p.run_dir / "submit.sh", slurm_submit_script(p), 0755);
-    support::write_file_atomic(p.run_dir / "run.json", run.dump(2) + "\n");
+    // The run folder's files may not replace a key or a tier file the run reads.
+    std::vector<fs::path> read = joined(files_under(layout.tiers_dir), standard_inputs());
+    if (!a.signing_key.empty())
+      read.emplace_back(a.signing_key);
+    if (!a.keys.empty())
+      read = joined(read, files_under(a.keys));
+    support::write_file_atomic(p.run_dir / "shard.sbatch", slurm_shard_script(p), 0755, read);
+    support::write_file_atomic(p.run_dir / "merge.sbatch", slurm_merge_script(p), 0755, read);
+    support::write_file_atomic(p.run_dir / "submit.sh", slurm_submit_script(p), 0755, read);
+    support::write_file_atomic(p.run_dir / "run.json", run.dump(2) + "\n", 0644, read);
   } catch (const std::exception& e) {
     error_line(std::string("--run-dir: ") + e.what());
     return kUsage;
@@ -356,7 +369,8 @@ void add_cluster(CLI::App& app, int& exit_code) {
   s->add_option("--keys", a->keys,
                 "Folder of trusted *.pub keys: the merge verifies every shard and the merged log");
   s->add_option("--build-dir", a->build_dir, "Build tree the tasks use (default: this mmaemu's)");
-  s->add_option("--tiers", a->tiers, "Folder of tier files (default: found beside mmaemu)");
+  add_tiers_options(*s, a->tiers, a->trust_tiers,
+                    "Folder of tier files (default: found beside mmaemu)");
   s->add_option("--mmaemu", a->mmaemu, "The program the tasks run (default: this one)");
   a->json.add(*s, "the run folder, its scripts and, with --submit, the job ids");
   s->add_flag("--submit", a->submit, "Submit the array and the merge job (sbatch)");

@@ -49,8 +49,8 @@ int run_list(const ListArgs& a) {
   mutants::Catalogue c;
   fs::path path;
   try {
-    a.json.check();
     path = catalogue_path(a.catalogue, a.build_dir);
+    a.json.check({path}); // never the catalogue it lists
     c = mutants::load_catalogue(path);
   } catch (const std::exception& e) {
     error_line(e.what());
@@ -134,7 +134,7 @@ void add_mutants(CLI::App& app, int& exit_code) {
   add_log_options(*run, *ra);
   run->add_option("--build-dir", ra->build_dir, "Build tree (to find the source tree)");
   run->add_option("--catalogue", ra->mutants.catalogue, "Catalogue file (default: the tier's)");
-  run->add_option("--tiers", ra->tiers, "Folder of tier files");
+  add_tiers_options(*run, ra->tiers, ra->trust_tiers, "Folder of tier files");
   run->add_flag("--verbose,-v", ra->verbose, "One line per mutant");
   run->callback([ra, tier, timeout, &exit_code] {
     TierArgs a = *ra;

@@ -25,6 +25,7 @@
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/git_state.hpp"
+#include "mmaemu/reports/log_at_path.hpp"
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
 #include "mmaemu/reports/release_report.hpp"
@@ -33,6 +34,8 @@
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
 #include "output.hpp"
+#include "read_inputs.hpp"
+#include "tier_args.hpp"
 
 namespace mmaemu::cli {
 
@@ -45,6 +48,7 @@ struct ReportArgs {
   std::string out, keys, date, log_dir, tiers;
   std::vector<std::string> paths;
   bool allow_other_commit = false; // report release
+  bool trust_tiers = false;        // report release --trust-tiers
   std::size_t shards = 0;          // report merge: the run's shard count (collect mode)
   std::string name;                // report merge --shards: the logs' stem (T1, mutants)
   std::vector<std::string> why;    // report merge --shards: K=TEXT, the engine's word
@@ -63,7 +67,10 @@ std::string shown(const fs::path& p) {
 
 int run_keygen(const ReportArgs& a) {
   try {
-    a.json.check();
+    // Neither key file may be a special file, a folder or something mmaemu reads.
+    check_output_option("--out", a.out);
+    check_output_option("--out", reports::public_key_path(a.out));
+    a.json.check({a.out, reports::public_key_path(a.out)});
     const auto k = reports::generate_key(a.out);
     const auto fp = reports::fingerprint(reports::load_public_key(k.public_key));
     std::printf("private key %s (mode 0600): keep it secret, point MMAEMU_SIGNING_KEY at it\n",
@@ -92,8 +99,20 @@ int run_keygen(const ReportArgs& a) {
 int run_verify(const ReportArgs& a) {
   reports::TrustedKeys keys;
   try {
-    a.json.check();
     keys = reports::load_trusted_keys(keys_dir(a));
+    // --json is checked before any work against every file the arguments name (each argument
+    // on its own: one that names nothing is reported below, not here).
+    std::vector<fs::path> read = files_under(keys_dir(a));
+    for (const auto& p : a.paths) {
+      try {
+        for (const auto& l : reports::collect_logs({fs::path(p)})) {
+          read.push_back(l);
+          read.push_back(reports::signature_path(l));
+        }
+      } catch (const std::exception&) {
+      }
+    }
+    a.json.check(read);
   } catch (const std::exception& e) {
     error_line(e.what());
     return kUsage;
@@ -164,12 +183,6 @@ int run_release(const ReportArgs& a) {
     error_line("--date: '" + support::printable(a.date) + "' is not a date YYYY-MM-DD");
     return kUsage;
   }
-  try {
-    a.json.check();
-  } catch (const support::FileError& e) {
-    error_line(e.what());
-    return kUsage;
-  }
   harness::LayoutOverrides o;
   o.tiers_dir = a.tiers;
   o.log_root = a.log_dir;
@@ -178,6 +191,16 @@ int run_release(const ReportArgs& a) {
   // The sign-off is of the committed logs unless --log-dir names another folder.
   if (a.log_dir.empty() && !layout.publish_root.empty() && !std::getenv("MMAEMU_LOG_DIR"))
     layout.log_root = layout.publish_root;
+  // What the report reads: the logs, the keys, the tier files. No output may replace one.
+  const std::vector<fs::path> read =
+      joined(joined(files_under(layout.log_root), files_under(layout.keys_dir)),
+             files_under(layout.tiers_dir));
+  try {
+    a.json.check(read);
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
   std::vector<reports::ReleaseTier> tiers;
   reports::TrustedKeys keys;
   reports::ReleaseReport rep;
@@ -188,6 +211,7 @@ int run_release(const ReportArgs& a) {
   ro.commit_unknown_why = git.value("reason", "");
   ro.allow_other_commit = a.allow_other_commit;
   try {
+    check_tiers_option(a.tiers, layout, a.trust_tiers);
     for (const auto& t : harness::load_tiers(layout.tiers_dir)) {
       tiers.push_back({t.name, t.title, t.required_for_release});
     }
@@ -200,12 +224,19 @@ int run_release(const ReportArgs& a) {
   }
   const fs::path out = a.out.empty() ? layout.log_root / a.date : fs::path(a.out);
   try {
+    // The two reports may not replace a log, a key or a tier file the report read.
     std::error_code ec;
+    const auto st = fs::status(out, ec);
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw support::FileError(shown(out) + " exists and is not a folder");
     fs::create_directories(out, ec);
+    for (const char* name : {"release.md", "release.html"})
+      check_output_option("--out", out / name, read);
     reports::write_file_replacing(out / "release.md", reports::release_markdown(rep));
     reports::write_file_replacing(out / "release.html", reports::release_html(rep));
   } catch (const std::exception& e) {
-    error_line(std::string("--out: ") + e.what());
+    const std::string what = e.what();
+    error_line(what.rfind("--out", 0) == 0 ? what : "--out: " + what);
     return kUsage;
   }
   // The terminal's escaping (support::printable) for every field a log or tier file gave.
@@ -295,6 +326,7 @@ int run_merge(const ReportArgs& a) {
   reports::MergeOptions mo;
   mo.count = a.shards;
   std::vector<fs::path> files(a.paths.begin(), a.paths.end());
+  std::vector<fs::path> merge_inputs;
   std::string stem;
   try {
     for (const auto& w : a.why) {
@@ -312,11 +344,19 @@ int run_merge(const ReportArgs& a) {
       }
       mo.why_missing[k] = w.substr(eq + 1);
     }
-    a.json.check(std::vector<fs::path>(a.paths.begin(), a.paths.end()));
+    a.json.check(joined(std::vector<fs::path>(a.paths.begin(), a.paths.end()),
+                        a.keys.empty() ? std::vector<fs::path>{} : files_under(a.keys)));
     if (!a.keys.empty())
       keys = reports::load_trusted_keys(a.keys);
     if (a.shards)
       files = shard_log_files(a, stem);
+    // --out is the file written, exactly: not a shard (or a link to one), not a key, not a
+    // special file or folder; its .sig neither (docs/api.md, "Conventions").
+    if (!a.out.empty()) {
+      merge_inputs = joined(files, a.keys.empty() ? std::vector<fs::path>{} : files_under(a.keys));
+      check_output_option("--out", a.out, merge_inputs);
+      check_output_option("--out", reports::signature_path(a.out), merge_inputs);
+    }
     for (const auto& p : files) {
       if (keys) {
         const auto v = reports::verify_log(p, *keys);
@@ -384,7 +424,10 @@ int run_merge(const ReportArgs& a) {
   }
   const std::string verdict = string_at(merged, "verdict");
   try {
-    const auto pub = reports::publish_log(merged, dir, target.stem().string(), key.get());
+    const auto pub = a.out.empty()
+                         ? reports::publish_log(merged, dir, target.stem().string(), key.get())
+                         : reports::write_log_at(merged, a.out, key.get(),
+                                                 joined(merge_inputs, standard_inputs()));
     std::printf("merged %zu shards of %s: %s -> %s (%s)\n", merged["merged_from"].size(),
                 support::printable(tier).c_str(), support::printable(verdict).c_str(),
                 shown(pub.log).c_str(), pub.signature.empty() ? "unsigned" : "signed");
@@ -667,7 +710,8 @@ void add_report(CLI::App& app, int& exit_code) {
   release->add_option("--log-dir", ra->log_dir,
                       "Root of the validation logs (default: the committed docs/validation_logs)");
   release->add_option("--keys", ra->keys, "Folder of trusted *.pub keys");
-  release->add_option("--tiers", ra->tiers, "Folder of tier files (which tiers are required)");
+  add_tiers_options(*release, ra->tiers, ra->trust_tiers,
+                    "Folder of tier files (which tiers are required)");
   release->add_flag("--allow-other-commit", ra->allow_other_commit,
                     "Take logs of another commit than HEAD, or of a dirty tree (listed as such)");
   ra->json.add(*release, "Also write the verdict and the tiers' status");

@@ -19,6 +19,7 @@
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/harness/tier_spec.hpp"
+#include "mmaemu/harness/tier_trust.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/reports/ed25519.hpp"
 #include "mmaemu/reports/git_state.hpp"
@@ -27,6 +28,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "read_inputs.hpp"
 #include "strict_numbers.hpp"
 #include "text_table.hpp"
 #include "tier_args.hpp"
@@ -106,15 +108,16 @@ std::string budget_text(const harness::TierSpec& t) {
 // The tiers as a table whose columns are sized to their text and wrap instead of cutting it,
 // and the same as JSON with --json.
 int run_list(const TierArgs& a) {
+  const harness::Layout layout = harness::discover_layout(overrides(a));
   try {
-    a.json.check();
+    a.json.check(files_under(layout.tiers_dir)); // never one of the tier files it lists
   } catch (const support::FileError& e) {
     error_line(e.what());
     return kUsage;
   }
-  const harness::Layout layout = harness::discover_layout(overrides(a));
   std::vector<harness::TierSpec> tiers;
   try {
+    check_tiers_option(a.tiers, layout, a.trust_tiers);
     tiers = harness::load_tiers(layout.tiers_dir);
   } catch (const harness::TierFileError& e) {
     error_line(e.what());
@@ -197,6 +200,23 @@ std::unique_ptr<reports::Key> publishing_key(const harness::Layout& layout) {
   return key;
 }
 
+// The files a run reads that its command line or the layout names: the tier files, the
+// recordings, the trusted keys, the signing key, the catalogue, --compare.
+std::vector<fs::path> run_inputs(const TierArgs& a, const harness::Layout& layout) {
+  std::vector<fs::path> in;
+  for (const auto& d : {layout.tiers_dir, layout.recordings_dir, layout.keys_dir}) {
+    const auto f = files_under(d);
+    in.insert(in.end(), f.begin(), f.end());
+  }
+  if (const char* k = std::getenv("MMAEMU_SIGNING_KEY"); k && *k)
+    in.emplace_back(k);
+  if (!a.mutants.catalogue.empty())
+    in.push_back(a.mutants.catalogue);
+  if (!a.compare.empty())
+    in.push_back(a.compare);
+  return in;
+}
+
 } // namespace
 
 int run_tier_args(const TierArgs& a) {
@@ -229,6 +249,9 @@ int run_tier_args(const TierArgs& a) {
     opt.compare = a.compare;
   if (!a.shard.empty())
     opt.shard = harness::parse_shard(a.shard);
+  // What the run reads (its tier files, recordings, keys, catalogue, --compare): no output may
+  // replace one of them (docs/api.md, "Conventions").
+  const std::vector<fs::path> inputs = run_inputs(a, opt.layout);
   // Inputs and outputs named on the command line, before anything is loaded or run: an input
   // that is not a regular file, an output that is a special file, a symlink to one, or an
   // input, stop here.
@@ -239,9 +262,6 @@ int run_tier_args(const TierArgs& a) {
       check_dir_arg("--out", a.out);
     if (!a.coverage.empty())
       check_dir_arg("--coverage", a.coverage);
-    std::vector<fs::path> inputs;
-    if (!a.compare.empty())
-      inputs.push_back(a.compare);
     if (!a.junit.empty())
       check_output_option("--junit", a.junit, inputs);
     a.json.check(inputs);
@@ -255,6 +275,7 @@ int run_tier_args(const TierArgs& a) {
   std::vector<harness::TierSpec> tiers;
   const harness::TierSpec* tier = nullptr;
   try {
+    check_tiers_option(a.tiers, opt.layout, a.trust_tiers);
     tiers = harness::load_tiers(opt.layout.tiers_dir);
     tier = &harness::find_tier(tiers, a.name);
   } catch (const harness::TierFileError& e) {
@@ -301,7 +322,7 @@ int run_tier_args(const TierArgs& a) {
       return kUsage;
     }
     try {
-      support::check_output_path(a.junit, {tier->file});
+      support::check_output_path(a.junit, joined(inputs, standard_inputs()));
     } catch (const support::FileError& e) {
       error_line(e.what());
       return kUsage;
@@ -359,10 +380,8 @@ int run_tier_args(const TierArgs& a) {
   }
   if (!a.junit.empty()) {
     try {
-      std::vector<fs::path> inputs = {tier->file};
-      if (!a.compare.empty())
-        inputs.push_back(a.compare);
-      support::write_file_atomic(a.junit, harness::junit_xml(result), 0644, inputs);
+      support::write_file_atomic(a.junit, harness::junit_xml(result), 0644,
+                                 joined(inputs, standard_inputs()));
       summary["junit"] = a.junit;
     } catch (const std::exception& e) {
       error_line(std::string("--junit: ") + e.what());
@@ -407,7 +426,7 @@ int run_tier_args(const TierArgs& a) {
     for (const auto& c : result.cases)
       full["cases"].push_back(harness::case_json(c));
     try {
-      a.json.write(full, {tier->file});
+      a.json.write(full, inputs);
     } catch (const std::exception& e) {
       error_line(e.what());
       status = kUsage;
@@ -427,6 +446,18 @@ void add_log_options(CLI::App& cmd, TierArgs& a) {
                "MMAEMU_SIGNING_KEY (a key trusted there); refused without one");
 }
 
+void add_tiers_options(CLI::App& cmd, std::string& tiers, bool& trust, const std::string& what) {
+  cmd.add_option("--tiers", tiers, what);
+  cmd.add_flag("--trust-tiers", trust,
+               "Run a --tiers folder outside the source tree and the install prefix (a tier "
+               "folder is code: kind command runs programs)");
+}
+
+void check_tiers_option(const std::string& tiers, const harness::Layout& layout, bool trust) {
+  if (!tiers.empty())
+    harness::check_tiers_trusted(layout, trust);
+}
+
 void add_tier(CLI::App& app, int& exit_code) {
   CLI::App* tier = app.add_subcommand("tier", "Validation tiers T0..T7: list and run");
   tier->require_subcommand(1);
@@ -435,7 +466,8 @@ void add_tier(CLI::App& app, int& exit_code) {
   CLI::App* list =
       tier->add_subcommand("list", "The tiers, their budgets and whether they can run here");
   la->json.add(*list, "Also write the tiers");
-  list->add_option("--tiers", la->tiers, "Folder of tier files (default: found beside mmaemu)");
+  add_tiers_options(*list, la->tiers, la->trust_tiers,
+                    "Folder of tier files (default: found beside mmaemu)");
   list->add_option("--build-dir", la->build_dir, "Build tree (for tiers that run its tests)");
   list->callback([la, &exit_code] { exit_code = run_list(*la); });
 
@@ -449,7 +481,7 @@ void add_tier(CLI::App& app, int& exit_code) {
       ->check(non_empty("a shard k/N"));
   add_log_options(*run, *ra);
   run->add_option("--build-dir", ra->build_dir, "Build tree whose tests ctest tiers run");
-  run->add_option("--tiers", ra->tiers, "Folder of tier files");
+  add_tiers_options(*run, ra->tiers, ra->trust_tiers, "Folder of tier files");
   run->add_option("--recordings", ra->recordings, "Folder of the committed recordings (T1)");
   run->add_option("--coverage", ra->coverage,
                   "T0 on a -DMMAEMU_COVERAGE=ON build: gcovr HTML, Cobertura XML and summary "

@@ -8,6 +8,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/input_file.hpp"
 #include "mmaemu/support/text.hpp"
+#include "read_inputs.hpp"
 
 namespace mmaemu::cli {
 
@@ -65,7 +66,7 @@ void check_output_option(const std::string& option, const fs::path& path,
                              "': its folder does not exist");
   }
   try {
-    support::check_output_path(path, inputs);
+    support::check_output_path(path, joined(inputs, standard_inputs()));
   } catch (const support::FileError& e) {
     const std::string what = e.what();
     // The messages of check_output_path name the file; say which option gave it.
@@ -106,7 +107,7 @@ void JsonOption::write_text(const std::string& text, const std::vector<fs::path>
     return;
   }
   try {
-    support::write_file_atomic(path_, body, 0644, inputs);
+    support::write_file_atomic(path_, body, 0644, joined(inputs, standard_inputs()));
   } catch (const support::FileError& e) {
     const std::string what = e.what();
     throw support::FileError(what.rfind("--json", 0) == 0 ? what : "--json: " + what);

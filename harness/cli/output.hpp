@@ -19,8 +19,10 @@
 namespace mmaemu::cli {
 
 // An output path given to `option`, checked before any work: its folder must exist, and it may
-// not be a device, FIFO or folder, a symlink to one, or one of `inputs`
-// (support::check_output_path). Throws support::FileError; the message starts with the option.
+// not be a device, FIFO or folder, a symlink to one, or one of `inputs` or of
+// standard_inputs() (read_inputs.hpp: keys, tier files, recordings, the catalogue), also under
+// another name (support::check_output_path). Throws support::FileError; the message starts with the
+// option.
 void check_output_option(const std::string& option, const std::filesystem::path& path,
                          const std::vector<std::filesystem::path>& inputs = {});
 

@@ -14,6 +14,7 @@ namespace mmaemu::cli {
 struct TierArgs {
   std::string name, out, junit, shard, log_dir, build_dir, tiers, recordings, coverage, compare;
   bool no_log = false, verbose = false;
+  bool trust_tiers = false; // --trust-tiers: a --tiers folder outside the source tree or prefix
   // The log goes into the committed docs/validation_logs/ of the source tree, signed with
   // MMAEMU_SIGNING_KEY, whose public key must be trusted there (docs/testing.md, "Publishing").
   bool publish = false;
@@ -25,6 +26,14 @@ struct TierArgs {
 
 // The --log-dir, --no-log and --publish options of `tier run` and `mutants run`.
 void add_log_options(CLI::App& cmd, TierArgs& a);
+
+// --tiers DIR and --trust-tiers (harness/tier_trust.hpp: a tier folder is code; one outside
+// the source tree or install prefix is read only with --trust-tiers).
+void add_tiers_options(CLI::App& cmd, std::string& tiers, bool& trust, const std::string& what);
+
+// check_tiers_trusted for a --tiers folder that was given (none given: the tiers found beside
+// mmaemu). Throws harness::TierFileError.
+void check_tiers_option(const std::string& tiers, const harness::Layout& layout, bool trust);
 
 // Runs the tier a.name: its prerequisites, the run, the closing lines, the validation log
 // (signed when MMAEMU_SIGNING_KEY names a key; <build>/validation_logs/ unless --log-dir,

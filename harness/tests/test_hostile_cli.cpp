@@ -82,10 +82,12 @@ TEST(HostileCli, SpecialFilesAreRefusedAsInputsAtOnce) {
   fs::create_directories(dir / "tiers");
   fs::copy(tiertest::committed_tiers() / "T1.json", dir / "tiers" / "T1.json");
   ASSERT_EQ(::mkfifo((dir / "tiers" / "T5.json").c_str(), 0600), 0);
-  expect_refused(run_mmaemu({"tier", "list", "--tiers", (dir / "tiers").string()}), "T5.json");
+  expect_refused(run_mmaemu({"tier", "list", "--tiers", (dir / "tiers").string(), "--trust-tiers"}),
+                 "T5.json");
   fs::remove(dir / "tiers" / "T5.json");
   fs::create_symlink("/dev/zero", dir / "tiers" / "T6.json");
-  expect_refused(run_mmaemu({"tier", "run", "T1", "--no-log", "--tiers", (dir / "tiers").string()}),
+  expect_refused(run_mmaemu({"tier", "run", "T1", "--no-log", "--tiers", (dir / "tiers").string(),
+                             "--trust-tiers"}),
                  "T6.json");
   // A vector file of a public set that is a FIFO.
   const auto set = testsupport::write_set(dir / "set", {});

@@ -183,8 +183,8 @@ TEST_F(TierCli, BadInputIsExitTwoWithoutAnyLog) {
   fs::create_directories(tmp / "tiers");
   fs::copy(tiertest::committed_tiers() / "T0.json", tmp / "tiers" / "T0.json");
   tiertest::spit(tmp / "tiers" / "T1.json", "{ \"schema\": ");
-  r = run_mmaemu(
-      {"tier", "run", "T0", "--tiers", (tmp / "tiers").string(), "--log-dir", logs.string()});
+  r = run_mmaemu({"tier", "run", "T0", "--tiers", (tmp / "tiers").string(), "--trust-tiers",
+                  "--log-dir", logs.string()});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("T1.json:1:"), std::string::npos) << r.err;
   // A signing key that is not one.

@@ -55,9 +55,9 @@ TEST_F(TierDevice, WithoutADeviceT3IsUnsupported) {
 }
 
 TEST_F(TierDevice, OnTheSimulatedDeviceEveryKernelMatchesButT3CannotPass) {
-  const auto r = run_command(
-      MMAEMU_BIN, env(true),
-      {"tier", "run", "T3", "--no-log", "--json", "-", "--tiers", small_tiers().string()});
+  const auto r = run_command(MMAEMU_BIN, env(true),
+                             {"tier", "run", "T3", "--no-log", "--json", "-", "--tiers",
+                              small_tiers().string(), "--trust-tiers"});
   EXPECT_EQ(r.status, 1) << r.all();
   for (const char* k : {"cuda:v1", "cuda:v4", "cuda:h1", "cuda:h4"}) {
     EXPECT_THAT(r.err + r.out, HasSubstr(std::string("PASS         ") + k + "/gates")) << k;
@@ -77,8 +77,9 @@ TEST_F(TierDevice, OnTheSimulatedDeviceEveryKernelMatchesButT3CannotPass) {
 TEST_F(TierDevice, AWrongKernelFailsItsGateAndTheTier) {
   CliEnv e = env(true);
   e["MMAEMU_FAKE_CUDA_WRONG"] = "1";
-  const auto r = run_command(MMAEMU_BIN, e,
-                             {"tier", "run", "T3", "--no-log", "--tiers", small_tiers().string()});
+  const auto r = run_command(
+      MMAEMU_BIN, e,
+      {"tier", "run", "T3", "--no-log", "--tiers", small_tiers().string(), "--trust-tiers"});
   EXPECT_EQ(r.status, 1) << r.all();
   EXPECT_THAT(r.all(), HasSubstr("FAIL         cuda:v4/gates"));
 }
@@ -89,8 +90,9 @@ TEST_F(TierDevice, ShardsSplitTheKernelsBetweenThem) {
   const std::string tiers = small_tiers().string();
   std::map<std::string, int> seen;
   for (const char* s : {"1/3", "2/3", "3/3"}) {
-    const auto r = run_command(MMAEMU_BIN, env(true),
-                               {"tier", "run", "T3", "--no-log", "--shard", s, "--tiers", tiers});
+    const auto r = run_command(
+        MMAEMU_BIN, env(true),
+        {"tier", "run", "T3", "--no-log", "--shard", s, "--tiers", tiers, "--trust-tiers"});
     for (const char* k : {"cuda:v1", "cuda:v4", "cuda:h1", "cuda:h4"}) {
       if (r.all().find(std::string(k) + "/gates") != std::string::npos)
         ++seen[k];

@@ -6,6 +6,7 @@
 // library that was opened stays mapped: closing a CUDA library is never safe.
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -21,12 +22,37 @@ inline std::string dlopen_failure(const std::string& path, const char* dlerror_t
   return support::printable(path, 256) + ": " + support::printable(why, 256);
 }
 
+// Why a candidate that names a file (it holds a '/': MMAEMU_LIBCUDA_PATH, MMAEMU_NVRTC_PATH,
+// $CONDA_PREFIX/lib/..., $CUDA_HOME/lib64/...) is not dlopen'ed, or "": only a regular file
+// (after symlinks) is. dlopen of a FIFO blocks for ever, a device or a folder is no library.
+// Bare names are searched by the loader itself, in its own folders.
+inline std::string not_a_library_file(const std::string& path) {
+  if (path.find('/') == std::string::npos)
+    return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return {}; // dlopen says why (no such file) in its own words
+  if (S_ISREG(st.st_mode))
+    return {};
+  const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return std::string("is ") + kind + ", not a regular file (not opened)";
+}
+
 // `opened` is called after every successful dlopen; `use(lib, path)` returns why it refuses
 // the library, or an empty string when it takes it. Returns whether one was taken.
 template <class Opened, class Use>
 bool open_first_library(const std::vector<std::string>& candidates, std::string& tried,
                         Opened opened, Use use) {
   for (const std::string& path : candidates) {
+    if (const std::string bad = not_a_library_file(path); !bad.empty()) {
+      tried += (tried.empty() ? "" : "; ") + support::printable(path, 256) + ": " + bad;
+      continue;
+    }
     ::dlerror();
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {

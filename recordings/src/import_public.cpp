@@ -164,6 +164,12 @@ std::vector<std::uint32_t> read_binary_strings(const fs::path& p, std::string_vi
 }
 
 std::string read_text(const fs::path& p) {
+  // A set is the files of its folder: a symlink there could make the importer read (and an
+  // error line quote) a file elsewhere, such as /etc/passwd.
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(p, ec)))
+    throw ImportError(name_of(p) + ": set file is a symbolic link; a set's files must be regular "
+                                   "files in its folder");
   try {
     return support::read_input_file(p, support::kMaxTextBytes, "set file");
   } catch (const support::FileError& e) {

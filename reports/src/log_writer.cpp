@@ -9,6 +9,7 @@
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/stale_temps.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::reports {
@@ -74,9 +75,9 @@ fs::path prepare_log_dir(const fs::path& root, const std::string& date) {
   }
   // Probe: can a file be created there? Checking permission bits is not enough (read-only
   // mounts, root squash, ACLs).
-  static std::atomic<unsigned> counter{0};
-  const fs::path probe =
-      dir / (".probe." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+  // Probes of killed runs are removed by the next one (stale_temps.hpp).
+  support::remove_stale_temps(dir, ".probe.");
+  const fs::path probe = dir / support::temp_file_name(".probe.");
   try {
     create_new(probe, "");
   } catch (const LogWriteError& e) {

@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/stale_temps.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::support {
@@ -27,10 +27,12 @@ fs::path folder_of(const fs::path& path) {
   return dir.empty() ? fs::path(".") : dir;
 }
 
+// ".<name>.tmp.<pid>.<n>.<host>" beside `path`. Those a killed writer of the same target left
+// behind (their process is gone) are removed first (stale_temps.hpp).
 fs::path temp_beside(const fs::path& path) {
-  static std::atomic<unsigned> counter{0};
-  return folder_of(path) / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                            "." + std::to_string(counter++));
+  const std::string prefix = "." + path.filename().string() + ".tmp.";
+  remove_stale_temps(folder_of(path), prefix);
+  return folder_of(path) / temp_file_name(prefix);
 }
 
 void check_folder(const fs::path& path) {

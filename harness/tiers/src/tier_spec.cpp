@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "mmaemu/harness/tier_paths.hpp"
 #include "mmaemu/mutants/catalogue.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
@@ -264,6 +265,19 @@ void check_figures(Reader& runr, const std::string& key, bool unit_allowed) {
   }
 }
 
+// A path field of the run (tier_paths.hpp): absent, or a relative path that stays inside the
+// tier's tree (or, for run.result, the run's output folder).
+void check_path_field(Reader& runr, const std::string& key, TierPathRoot root) {
+  const json* v = runr.get(key, false);
+  if (!v)
+    return;
+  const std::string value = runr.str(key, false);
+  if (const auto why = tier_path_problem(value, root))
+    runr.fail_key(key, "must be a path inside the tier's tree" +
+                           std::string(root == TierPathRoot::out_or_tree ? " or {out}" : "") +
+                           ": it " + *why);
+}
+
 // The parameters of each kind of run (tier_ctest.cpp, tier_replay.cpp, tier_truth.cpp,
 // tier_command.cpp, tier_package.cpp): every key typed and range-checked here, so that the
 // runners read only checked values.
@@ -282,18 +296,16 @@ void check_run(Reader& runr, const std::string& kind) {
   } else if (kind == "command") {
     if (runr.strings("argv", true).empty())
       runr.fail_key("argv", "must not be empty");
-    runr.str("result", false);
+    check_path_field(runr, "result", TierPathRoot::out_or_tree);
     runr.number("timeout_s", false);
     check_figures(runr, "figures", true);
     check_figures(runr, "targets", false);
   } else if (kind == "package") {
     runr.str("generator", false);
-    const std::string consumer = runr.str("consumer", false);
-    if (fs::path(consumer).is_absolute() || consumer.find("..") != std::string::npos)
-      runr.fail_key("consumer", "must be a path inside the source tree");
+    check_path_field(runr, "consumer", TierPathRoot::tree);
     runr.number("timeout_s", false);
   } else if (kind == "mutants") {
-    runr.str("catalogue", false);
+    check_path_field(runr, "catalogue", TierPathRoot::tree);
     const std::string mt = runr.str("mutant_tier", false);
     if (!mt.empty() && mt != "cpu" && mt != "gpu")
       runr.fail_key("mutant_tier", "must be cpu or gpu");
@@ -433,9 +445,9 @@ TierSpec parse_tier_text(std::string_view text, const fs::path& file) {
   t.needs_source_tree = needs.boolean("source_tree", false);
   t.files = needs.strings("files");
   for (std::size_t i = 0; i < t.files.size(); ++i) {
-    if (t.files[i].empty() || fs::path(t.files[i]).is_absolute() ||
-        t.files[i].find("..") != std::string::npos)
-      needs.fail_key("files[" + std::to_string(i) + "]", "must be a path inside the source tree");
+    if (const auto why = tier_path_problem(t.files[i], TierPathRoot::tree))
+      needs.fail_key("files[" + std::to_string(i) + "]",
+                     "must be a path inside the source tree: it " + *why);
   }
   t.commands = needs.strings("commands");
   const json& env = needs.array("env");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "mmaemu/harness/tier_paths.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
@@ -76,9 +77,14 @@ void run_command_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
                                (res.error.empty() ? tail_lines(res.output, 3) : res.error)});
     return;
   }
-  const fs::path result = expand(t.run.value("result", std::string("{out}/result.json")));
+  // run.result stays inside the output folder or the tier's tree (tier_paths.hpp): checked
+  // by the parser, and here again after symlinks.
+  fs::path result;
   json j;
   try {
+    const fs::path tree =
+        opt.layout.source_dir ? *opt.layout.source_dir : t.file.parent_path().parent_path();
+    result = resolve_tier_path(t.run.value("result", std::string("{out}/result.json")), tree, out);
     j = reports::read_json_file(result);
   } catch (const std::exception& e) {
     r.add({"result", Outcome::error, 0, e.what()});

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "mmaemu/emulator/errors.hpp"
+#include "mmaemu/harness/tier_paths.hpp"
 #include "mmaemu/mutants/campaign.hpp"
 #include "mmaemu/mutants/rewriter.hpp"
 #include "mmaemu/mutants/workspace.hpp"
@@ -48,13 +49,19 @@ Outcome case_outcome(const mutants::MutantResult& m) {
 
 void run_mutants_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
   const fs::path source = *opt.layout.source_dir;
-  const fs::path cat_path =
-      !opt.mutants.catalogue.empty()
-          ? opt.mutants.catalogue
-          : source / t.run.value("catalogue", std::string("mutants/catalogue.json"));
+  fs::path cat_path = opt.mutants.catalogue;
   mutants::Catalogue cat;
   try {
+    // The tier's run.catalogue stays inside the source tree (tier_paths.hpp); --catalogue is
+    // the user's own choice.
+    if (cat_path.empty())
+      cat_path = resolve_tier_path(t.run.value("catalogue", std::string("mutants/catalogue.json")),
+                                   source, source);
     cat = mutants::load_catalogue(cat_path);
+  } catch (const std::invalid_argument& e) {
+    r.verdict = Outcome::error;
+    r.reason = t.file.string() + ": run.catalogue " + e.what();
+    return;
   } catch (const mutants::CatalogueError& e) {
     r.verdict = Outcome::error;
     r.reason = e.what();

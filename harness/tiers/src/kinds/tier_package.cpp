@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "mmaemu/harness/tier_paths.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
 #include "mmaemu/support/digest.hpp"
@@ -203,16 +204,26 @@ void run_package_kind(const TierSpec& t, const RunOptions& opt, TierResult& r) {
       steps.record("installed/T1_log", why.empty() ? Outcome::pass : Outcome::fail, 0, why);
     }
   }
-  // 6-8. A consumer project: find_package(mmaemu) against the prefix.
+  // 6-8. A consumer project: find_package(mmaemu) against the prefix. run.consumer stays
+  // inside the source tree (tier_paths.hpp), also after symlinks.
+  fs::path consumer_src;
   if (steps.ok()) {
-    std::vector<std::string> cfg = {
-        "cmake",
-        "-S",
-        (source / t.run.value("consumer", std::string("examples/consumer"))).string(),
-        "-B",
-        consumer.string(),
-        "-DCMAKE_BUILD_TYPE=Release",
-        "-DCMAKE_PREFIX_PATH=" + prefix.string()};
+    try {
+      consumer_src = resolve_tier_path(t.run.value("consumer", std::string("examples/consumer")),
+                                       source, source);
+    } catch (const std::invalid_argument& e) {
+      steps.record("consumer/configure", Outcome::error, 0,
+                   std::string("run.consumer ") + e.what());
+    }
+  }
+  if (steps.ok()) {
+    std::vector<std::string> cfg = {"cmake",
+                                    "-S",
+                                    consumer_src.string(),
+                                    "-B",
+                                    consumer.string(),
+                                    "-DCMAKE_BUILD_TYPE=Release",
+                                    "-DCMAKE_PREFIX_PATH=" + prefix.string()};
     if (support::find_program("ninja")) {
       cfg.push_back("-G");
       cfg.push_back("Ninja");
