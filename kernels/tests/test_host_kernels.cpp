@@ -175,7 +175,7 @@ TEST_P(HostKernel, ThreadOrderDoesNotChangeBits) {
   expect_bit_exact(spec(), p);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, HostKernel, ::testing::Values("v1", "v4", "h1", "h4"),
+INSTANTIATE_TEST_SUITE_P(Kernels, HostKernel, ::testing::Values("v1", "v4", "v9", "tc3", "h1", "h4"),
                          [](const auto& info) { return info.param; });
 
 } // namespace
