@@ -128,10 +128,10 @@ TEST_F(BenchKernelsCli, BadOptionsExitTwo) {
     const auto r = run_cli(fake(), args);
     EXPECT_EQ(r.status, 2) << args[2] << ": " << r.all();
   }
-  // A kernel mmaemu knows but this build lacks is unavailable (4), as --backend cuda:v9 is.
-  const auto v9 = run_cli(fake(), {"bench", "kernels", "--kernels", "v9"});
-  EXPECT_EQ(v9.status, 4) << v9.all();
-  EXPECT_THAT(v9.err, HasSubstr("not part of this build"));
+  // A kernel without code for the device (tc3 on the fake sm_90) is unavailable (4).
+  const auto tc3 = run_cli(fake(), {"bench", "kernels", "--kernels", "tc3"});
+  EXPECT_EQ(tc3.status, 4) << tc3.all();
+  EXPECT_THAT(tc3.all(), HasSubstr("no SASS or PTX for sm_90"));
 }
 
 } // namespace

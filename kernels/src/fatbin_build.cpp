@@ -735,9 +735,8 @@ FatbinBuildResult build_fatbins(const FatbinBuildOptions& options) {
         const std::string sha = support::sha256_file(fatbin);
         mb.report["sha256"] = sha;
         mb.report["bytes"] = fs::file_size(fatbin);
-        manifest_modules.push_back(
-            {mb.module, mb.module + ".fatbin", sha, to_vec(s->sass),
-             s->ptx != 0 ? std::optional<int>(s->ptx) : std::nullopt});
+        manifest_modules.push_back({mb.module, mb.module + ".fatbin", sha, to_vec(s->sass),
+                                    s->ptx != 0 ? std::optional<int>(s->ptx) : std::nullopt});
       } catch (const std::exception& e) {
         mb.problems.push_back(mb.module + ": " + e.what());
       }

@@ -120,12 +120,14 @@ TEST_F(KernelBench, DisabledCudaIsUnsupported) {
   EXPECT_EQ(j["schema"], "mmaemu-bench-kernels/1");
   EXPECT_EQ(j["verdict"], "UNSUPPORTED");
   EXPECT_TRUE(j["device"].is_null());
-  EXPECT_EQ(j["options"]["kernels"], nlohmann::json({"v1", "v4", "h1", "h4"}));
+  EXPECT_EQ(j["options"]["kernels"], nlohmann::json({"v1", "v4", "v9", "tc3", "h1", "h4"}));
 }
 
 TEST_F(KernelBench, FatbinRunGatesTimesAndReports) {
   mmaemu::testing::write_fatbins(fatbins_.path());
-  const BenchReport r = run_kernel_bench(tiny());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "v4", "h1", "h4"};
+  const BenchReport r = run_kernel_bench(o);
   ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.sm_count, 132);
@@ -293,6 +295,42 @@ TEST_F(KernelBench, BrokenNvidiaSmiLeavesTheClockUnknown) {
   EXPECT_EQ(r.nvidia_smi, "");
   EXPECT_NE(r.clock_note.find("no usable sample"), std::string::npos) << r.clock_note;
   EXPECT_FALSE(r.kernels[0].mac_per_clk_sm);
+}
+
+} // namespace
+
+namespace {
+
+// The gated kernels are benchmarked like v4: exactness against cuda:v1 on the full output first
+// (through the shim under the sm_89 model of the fake device), then timed.
+TEST_F(KernelBench, GatedKernelsAreGatedAgainstV1AndTimed) {
+  env_.set("MMAEMU_FAKE_CUDA_CC", "89");
+  mmaemu::testing::write_fatbins(fatbins_.path());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "v9", "tc3"};
+  const BenchReport r = run_kernel_bench(o);
+  ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
+  ASSERT_EQ(r.kernels.size(), 3u);
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(r.kernels[i].exactness, Outcome::pass) << r.kernels[i].exactness_detail;
+    EXPECT_NE(r.kernels[i].exactness_detail.find("vs cuda:v1"), std::string::npos)
+        << r.kernels[i].exactness_detail;
+    EXPECT_TRUE(r.kernels[i].timed);
+  }
+}
+
+// tc3 has SASS for cc 8.0, 8.6 and 8.9 only: on sm_90 it is listed, not loaded and not timed.
+TEST_F(KernelBench, Tc3IsNotTimedOutsideItsArchitectures) {
+  mmaemu::testing::write_fatbins(fatbins_.path());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "tc3"};
+  const BenchReport r = run_kernel_bench(o);
+  ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_FALSE(r.kernels[1].timed);
+  EXPECT_EQ(r.kernels[1].exactness, Outcome::unsupported);
+  EXPECT_NE(r.kernels[1].load_error.find("sm_90"), std::string::npos) << r.kernels[1].load_error;
+  EXPECT_NE(r.reason.find("1 of 2 kernels not timed"), std::string::npos) << r.reason;
 }
 
 } // namespace

@@ -34,7 +34,9 @@
 #include <cstdint>
 #include <string>
 
-#include "mmaemu/emulator/preset.hpp"
+namespace mmaemu {
+struct Preset;
+}
 
 namespace mmaemu::kernels::host {
 
