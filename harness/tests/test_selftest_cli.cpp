@@ -66,9 +66,9 @@ protected:
 TEST_F(SelftestCli, WithoutADriverNothingIsTestedExitFour) {
   const auto r = run_cli(no_driver(), {"selftest"});
   EXPECT_EQ(r.status, 4) << r.all();
-  EXPECT_EQ(count_lines_starting(r.out, "UNSUPPORTED"), 4u) << r.out;
+  EXPECT_EQ(count_lines_starting(r.out, "UNSUPPORTED"), 6u) << r.out;
   EXPECT_THAT(r.out, HasSubstr("no CUDA driver"));
-  EXPECT_THAT(r.out, HasSubstr("0 passed, 0 failed, 4 unsupported"));
+  EXPECT_THAT(r.out, HasSubstr("0 passed, 0 failed, 6 unsupported"));
   const auto disabled = run_cli(with(fake(), "MMAEMU_DISABLE_CUDA", "1"), {"selftest"});
   EXPECT_EQ(disabled.status, 4) << disabled.all();
   EXPECT_THAT(disabled.out, HasSubstr("MMAEMU_DISABLE_CUDA=1"));
@@ -78,21 +78,27 @@ TEST_F(SelftestCli, FakeDriverPassesEveryKernelAndWritesJson) {
   const fs::path json = dir_ / "selftest.json";
   const auto r = run_cli(fake(), {"selftest", "--json", json.string()});
   EXPECT_EQ(r.status, 0) << r.all();
-  EXPECT_EQ(count_lines_starting(r.out, "PASS"), 4u) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("4 passed, 0 failed, 0 unsupported"));
+  // Every kernel with code for the fake sm_90 passes; tc3 (SASS for 8.0, 8.6, 8.9 only) is a
+  // by-design skip: UNSUPPORTED.
+  EXPECT_EQ(count_lines_starting(r.out, "PASS"), 5u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("5 passed, 0 failed, 1 unsupported"));
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(mmaemu::testing::slurp(json)));
   EXPECT_EQ(j["schema"], "mmaemu-selftest/1");
-  EXPECT_EQ(j["passed"], 4);
+  EXPECT_EQ(j["passed"], 5);
   EXPECT_EQ(j["failed"], 0);
   EXPECT_EQ(j["exit_code"], 0);
   EXPECT_EQ(j["unavailable_reason"], "");
-  ASSERT_EQ(j["kernels"].size(), 4u);
+  ASSERT_EQ(j["kernels"].size(), 6u);
   for (const auto& k : j["kernels"]) {
+    if (k["kernel"] == "tc3") {
+      EXPECT_EQ(k["verdict"], "UNSUPPORTED") << k.dump();
+      continue;
+    }
     EXPECT_EQ(k["verdict"], "PASS") << k.dump();
     EXPECT_EQ(k["source"], "nvrtc") << k.dump();
     EXPECT_EQ(k["cc"], 90) << k.dump();
-    ASSERT_EQ(k["gates"].size(), 1u) << k.dump();
+    ASSERT_EQ(k["gates"].size(), k["kernel"] == "v9" ? 2u : 1u) << k.dump();
     EXPECT_EQ(k["gates"][0]["gate"], "smoke");
     EXPECT_EQ(k["gates"][0]["cached"], false);
   }
@@ -173,10 +179,10 @@ TEST_F(SelftestCli, InfoListsEveryBackendWithoutADriverAndSaysWhyOnce) {
     EXPECT_THAT(r.out, HasSubstr(std::string(k) + std::string(14 - std::string(k).size(), ' ') +
                                  " unavailable (no CUDA, above)"));
   const auto j = nlohmann::json::parse(mmaemu::testing::slurp(json));
-  ASSERT_EQ(j["backends"].size(), 5u) << j["backends"].dump();
+  ASSERT_EQ(j["backends"].size(), 7u) << j["backends"].dump();
   EXPECT_EQ(j["backends"][0]["name"], "reference");
   EXPECT_EQ(j["backends"][0]["available"], true);
-  for (std::size_t i = 1; i < 5; ++i) {
+  for (std::size_t i = 1; i < 7; ++i) {
     const auto& b = j["backends"][i];
     EXPECT_EQ(b["available"], false) << b.dump();
     EXPECT_EQ(b["validated_here"], false) << b.dump();
@@ -205,13 +211,13 @@ TEST_F(SelftestCli, InfoOnTheFakeDeviceGivesEachKernelsStatus) {
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& b : j["backends"])
     by_name[b["name"].get<std::string>()] = b;
-  ASSERT_EQ(by_name.size(), 5u);
+  ASSERT_EQ(by_name.size(), 7u);
   for (const char* k : {"cuda:v1", "cuda:h1"}) {
     EXPECT_EQ(by_name[k]["available"], true) << by_name[k].dump();
     EXPECT_EQ(by_name[k]["source"], "nvrtc");
     EXPECT_EQ(by_name[k]["reason"], "");
   }
-  for (const char* k : {"cuda:v4", "cuda:h4"}) {
+  for (const char* k : {"cuda:v4", "cuda:v9", "cuda:tc3", "cuda:h4"}) {
     EXPECT_EQ(by_name[k]["available"], false) << by_name[k].dump();
     EXPECT_THAT(by_name[k]["reason"].get<std::string>(), HasSubstr("compute capability"));
   }

@@ -95,8 +95,10 @@ std::vector<std::string> gencodes(const KernelSpec& s) {
     g.push_back("-gencode");
     g.push_back("arch=" + compute(a) + ",code=" + sm(a));
   }
-  g.push_back("-gencode");
-  g.push_back("arch=" + compute(s.ptx) + ",code=" + compute(s.ptx));
+  if (s.ptx != 0) { // v9 and tc3 ship SASS only (seed 000)
+    g.push_back("-gencode");
+    g.push_back("arch=" + compute(s.ptx) + ",code=" + compute(s.ptx));
+  }
   return g;
 }
 
@@ -341,7 +343,7 @@ std::vector<std::string> compare_listing(const std::vector<FatbinImageEntry>& li
     if (elf_count.count(a) == 0)
       problems.push_back("missing SASS " + sm(a));
   }
-  if (ptx_count.count(ptx) == 0)
+  if (ptx != 0 && ptx_count.count(ptx) == 0)
     problems.push_back("missing PTX " + compute(ptx));
   for (const auto& [a, n] : elf_count) {
     if (std::find(sass.begin(), sass.end(), a) == sass.end())
@@ -435,7 +437,7 @@ void build_module(const FatbinBuildOptions& o, const fs::path& nvcc, const fs::p
   shown.push_back(std::string(s.source));
   mb.report["command"] = shown;
   progress(o, mb.module + ": nvcc " + std::string(s.source) + " (" + std::to_string(s.sass.size()) +
-                  " SASS + PTX " + compute(s.ptx) + ")");
+                  (s.ptx != 0 ? " SASS + PTX " + compute(s.ptx) : " SASS, no PTX") + ")");
   auto popt = support::ProcessOptions::in_dir(src);
   popt.timeout_s = o.timeout_s;
   const auto r = support::run_process(argv, popt);
@@ -505,7 +507,8 @@ void build_module(const FatbinBuildOptions& o, const fs::path& nvcc, const fs::p
   // The PTX of every architecture (SASS ones included: ptxas compiles each from its own
   // compute_XY PTX, which the fatbin does not keep), grepped for the miscompiled instruction.
   std::set<int> ptx_archs(s.sass.begin(), s.sass.end());
-  ptx_archs.insert(s.ptx);
+  if (s.ptx != 0)
+    ptx_archs.insert(s.ptx);
   json grep = json::object();
   std::size_t forbidden = 0;
   for (int a : ptx_archs) {
@@ -732,8 +735,8 @@ FatbinBuildResult build_fatbins(const FatbinBuildOptions& options) {
         const std::string sha = support::sha256_file(fatbin);
         mb.report["sha256"] = sha;
         mb.report["bytes"] = fs::file_size(fatbin);
-        manifest_modules.push_back(
-            {mb.module, mb.module + ".fatbin", sha, to_vec(s->sass), s->ptx});
+        manifest_modules.push_back({mb.module, mb.module + ".fatbin", sha, to_vec(s->sass),
+                                    s->ptx != 0 ? std::optional<int>(s->ptx) : std::nullopt});
       } catch (const std::exception& e) {
         mb.problems.push_back(mb.module + ": " + e.what());
       }
@@ -877,7 +880,7 @@ FatbinCheckResult check_fatbin_dir(const fs::path& dir, const fs::path& sources)
       problem("manifest.json: module " + module + " has no entry");
       continue;
     }
-    if (e->sass != to_vec(spec.sass) || !e->ptx || *e->ptx != spec.ptx)
+    if (e->sass != to_vec(spec.sass) || e->ptx.value_or(0) != spec.ptx)
       problem("manifest.json: module " + module +
               ": architectures differ from its KernelSpec's (rebuild: make fatbins)");
   }

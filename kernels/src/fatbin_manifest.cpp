@@ -324,11 +324,11 @@ std::vector<std::string> check_fatbins(const fs::path& dir) {
       continue;
     }
     const std::vector<int> want_sass(spec.sass.begin(), spec.sass.end());
-    if (e->sass != want_sass || !e->ptx || *e->ptx != spec.ptx) {
+    if (e->sass != want_sass || e->ptx.value_or(0) != spec.ptx) {
       problems.push_back("module " + module + ": architectures sass " + arch_list(e->sass) +
                          " ptx " + (e->ptx ? std::to_string(*e->ptx) : "none") +
                          " differ from its KernelSpec's sass " + arch_list(want_sass) + " ptx " +
-                         std::to_string(spec.ptx));
+                         (spec.ptx != 0 ? std::to_string(spec.ptx) : "none"));
     }
   }
   for (const FatbinEntry& e : m.modules) {

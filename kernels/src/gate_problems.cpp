@@ -146,3 +146,152 @@ std::vector<GateProblem> smoke_problems() {
 }
 
 } // namespace mmaemu::kernels
+
+namespace mmaemu::kernels {
+
+namespace {
+
+// The E4M3 code of sign * (8 + m) / 8 * 2^e for e in [-6, 8] (a normal), or of
+// sign * m * 2^-9 for e = -9 (a subnormal, m in 1..7); the caller keeps to those ranges.
+std::uint8_t e4m3(int sign, int e, int m) {
+  const int s = sign < 0 ? 0x80 : 0;
+  if (e == -9)
+    return static_cast<std::uint8_t>(s | m);
+  return static_cast<std::uint8_t>(s | ((e + 7) << 3) | m);
+}
+
+// The code of sign * sig * 2^e where sig * 8 is an integer in [8, 16), or 0 when that value is
+// not an E4M3 value (below the subnormals' resolution or above the normal range).
+std::uint8_t e4m3_value(int sign, int sig8, int e) {
+  if (e >= -6 && e <= 8)
+    return e4m3(sign, e, sig8 - 8);
+  // A subnormal: sig8 * 2^(e - 3) = m * 2^-9 with m = sig8 * 2^(e + 6) an integer below 8.
+  if (e < -6 && e >= -9) {
+    const int shift = e + 6; // -1, -2, -3
+    if ((sig8 & ((1 << -shift) - 1)) == 0 && (sig8 >> -shift) < 8)
+      return e4m3(sign, -9, sig8 >> -shift);
+  }
+  return 0;
+}
+
+// Columns of B shared by both gates: one constant factor beta_n = sign * 2^eb_n per column on
+// slots 0..14 of every block (the whole block when `fine_slot` is false), so that every output
+// scales its row's pattern by a power of two (the patterns are scale invariant) over
+// E in [-12, 16]; slot 15 takes gamma_n = 2^(eb_n - 6) where that is an E4M3 value (else 0).
+struct Column {
+  int sign, eb;
+};
+constexpr std::array<Column, 8> kColumns{
+    {{1, 0}, {-1, 0}, {1, 8}, {1, -6}, {-1, 3}, {1, -3}, {1, 5}, {-1, -1}}};
+
+std::vector<std::uint8_t> columns(int K, bool fine_slot) {
+  return fill(static_cast<int>(kColumns.size()), K, [&](int n, int k) {
+    const Column c = kColumns[static_cast<std::size_t>(n)];
+    if (fine_slot && k % 16 == 15)
+      return e4m3_value(1, 8, c.eb - 6);
+    return e4m3(c.sign, c.eb, 0);
+  });
+}
+
+} // namespace
+
+std::vector<GateProblem> window_problems() {
+  // Rows of A: for every exponent ea of the block's largest factor (-6 .. 8, the subnormal
+  // codes included, whose exponent is -6 as well), the largest exponent on 1, 2, 8 or 15 slots
+  // (the window's bottom and top: one term, or 15 of them plus the rest one binade lower) with
+  // significands that vary, and on slot 15 a fine factor whose product with gamma sits at
+  // 2^(E - 13) and 2^(E - 14) (where representable): a wrong E moves the truncation of that
+  // term. Two blocks, the second a mirror image of the first with the accumulator carried in;
+  // and blocks where every pair has a zero factor (no pair: E from c alone).
+  constexpr int K = 48;
+  std::vector<std::vector<std::uint8_t>> rows;
+  for (int ea = -6; ea <= 8; ++ea) {
+    for (int count : {1, 2, 8, 15}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        std::vector<std::uint8_t> r(K, 0);
+        for (int blk = 0; blk < 2; ++blk) {
+          for (int slot = 0; slot < 15; ++slot) {
+            const int pos = blk == 0 ? slot : 14 - slot;
+            const int sign = ((slot + variant) % 3 == 0) ? -1 : 1;
+            const int sig8 = 8 + (slot * 3 + variant) % 8;
+            std::uint8_t code = 0;
+            if (slot < count)
+              code = ea == -6 && variant == 3 ? e4m3(sign, -9, 1 + slot % 7)
+                                              : e4m3_value(sign, sig8, ea);
+            else if (variant >= 2 && ea > -6)
+              code = e4m3_value(sign, sig8, ea - 1);
+            // Two largest terms cancel: the block's sum is then the fine term (and the rest).
+            if (count == 2 && slot == 1)
+              code = static_cast<std::uint8_t>(
+                  r[static_cast<std::size_t>(16 * blk + (blk == 0 ? 0 : 14))] ^ 0x80u);
+            r[static_cast<std::size_t>(16 * blk + pos)] = code;
+          }
+          // The fine factor: its product with gamma (2^(eb - 6)) is 1.5 * 2^(ea + eb - 13).
+          r[static_cast<std::size_t>(16 * blk + 15)] = e4m3_value(variant % 2 ? -1 : 1, 12, ea - 7);
+        }
+        // Block 3: zero factors only on A's side for odd variants (no pair), a lone term else.
+        if (variant % 2 == 0)
+          r[static_cast<std::size_t>(32 + variant)] = e4m3(1, -6, 0);
+        rows.push_back(r);
+      }
+    }
+  }
+  GateProblem p;
+  p.what = "window: every alignment exponent -12..16, 1 to 15 largest terms, fine terms";
+  p.M = static_cast<int>(rows.size());
+  p.N = static_cast<int>(kColumns.size());
+  p.K = K;
+  for (const auto& r : rows)
+    p.a.insert(p.a.end(), r.begin(), r.end());
+  p.b = columns(K, true);
+  return {p};
+}
+
+std::vector<GateProblem> design_a_problems() {
+  // Rows of A, per block: the largest term 2^Ea, optionally cancelled by -2^Ea in another
+  // slot, and a fine term s * f * 2^(Ea - 13) (f = 9/8 .. 15/8 where representable) in a third
+  // slot, the three slots spread over both halves of the block (both m16n8k8s of the design).
+  // The exact result keeps the fine term truncated at 2^(E - 13): one alignment bit more
+  // (frac 25, Hopper) keeps 2^(E - 14), one less (frac 23, Volta) drops 2^(E - 13), rounding
+  // instead of truncation rounds it up, and a block split inside one m16n8k8 (nfma 4) aligns
+  // its second part to the first part's result. B's columns scale every row by a power of two
+  // (E from -1 to 16 over the columns). The second block repeats the first with other slots
+  // and the accumulator carried in.
+  constexpr int K = 32;
+  constexpr std::array<std::array<int, 3>, 6> kSlots{
+      {{0, 1, 2}, {0, 9, 8}, {7, 8, 15}, {8, 15, 3}, {15, 0, 12}, {3, 12, 5}}};
+  std::vector<std::vector<std::uint8_t>> rows;
+  for (int ea = 5; ea <= 8; ++ea) {
+    for (int f8 = 9; f8 <= 15; ++f8) {
+      if (e4m3_value(1, f8, ea - 13) == 0)
+        continue;
+      for (int sign : {1, -1}) {
+        for (bool cancel : {true, false}) {
+          for (std::size_t s = 0; s < kSlots.size(); ++s) {
+            std::vector<std::uint8_t> r(K, 0);
+            for (int blk = 0; blk < 2; ++blk) {
+              const auto& sl = kSlots[(s + static_cast<std::size_t>(blk) * 3) % kSlots.size()];
+              const int base = 16 * blk;
+              r[static_cast<std::size_t>(base + sl[0])] = e4m3(blk == 0 ? 1 : -1, ea, 0);
+              if (cancel)
+                r[static_cast<std::size_t>(base + sl[1])] = e4m3(blk == 0 ? -1 : 1, ea, 0);
+              r[static_cast<std::size_t>(base + sl[2])] = e4m3_value(sign, f8, ea - 13);
+            }
+            rows.push_back(r);
+          }
+        }
+      }
+    }
+  }
+  GateProblem p;
+  p.what = "design_a: largest term, its cancellation and a term at 2^(E - 13), 2^(E - 14)";
+  p.M = static_cast<int>(rows.size());
+  p.N = static_cast<int>(kColumns.size());
+  p.K = K;
+  for (const auto& r : rows)
+    p.a.insert(p.a.end(), r.begin(), r.end());
+  p.b = columns(K, false);
+  return {p};
+}
+
+} // namespace mmaemu::kernels

@@ -43,6 +43,16 @@ std::string design_skip(const KernelSpec& spec, const Preset* preset, model::For
            " (" + dev.name + ") is " + std::to_string(dev.cc / 10) + "." +
            std::to_string(dev.cc % 10);
   }
+  if (!spec_runs_on(spec, dev.cc)) {
+    std::string archs;
+    for (int x : spec.sass)
+      archs += (archs.empty() ? "sm_" : ", sm_") + std::to_string(x);
+    return k + " has SASS for " + archs +
+           (spec.ptx != 0 ? " and PTX compute_" + std::to_string(spec.ptx) : " only (no PTX)") +
+           "; device " + std::to_string(dev.ordinal) + " (" + dev.name + ") is " +
+           std::to_string(dev.cc / 10) + "." + std::to_string(dev.cc % 10) +
+           " (NVRTC does not extend a kernel's architectures)";
+  }
   if (spec.dynamic_smem > dev.smem_optin) {
     return k + " needs " + std::to_string(spec.dynamic_smem) +
            " B of dynamic shared memory; the device's opt-in limit is " +

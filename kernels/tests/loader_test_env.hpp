@@ -93,7 +93,8 @@ inline kernels::FatbinManifest write_fatbins(const std::filesystem::path& dir) {
     const std::string image = fake_fatbin_image(module);
     spit(dir / (module + ".fatbin"), image);
     m.modules.push_back({module, module + ".fatbin", support::sha256_hex(image),
-                         std::vector<int>(s.sass.begin(), s.sass.end()), s.ptx});
+                         std::vector<int>(s.sass.begin(), s.sass.end()),
+                         s.ptx != 0 ? std::optional<int>(s.ptx) : std::nullopt});
   }
   kernels::write_manifest(dir / "manifest.json", m);
   return m;

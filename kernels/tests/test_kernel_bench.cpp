@@ -79,7 +79,7 @@ TEST(KernelBenchParse, SmiSamples) {
 TEST_F(KernelBench, BadOptionsAreValueErrors) {
   auto expect_bad = [](BenchOptions o) { EXPECT_THROW(run_kernel_bench(o), mmaemu::ValueError); };
   BenchOptions o = tiny();
-  o.kernels = {"v9"};
+  o.kernels = {"v2"};
   expect_bad(o);
   o.kernels = {"v1", "v1"};
   expect_bad(o);
@@ -120,12 +120,14 @@ TEST_F(KernelBench, DisabledCudaIsUnsupported) {
   EXPECT_EQ(j["schema"], "mmaemu-bench-kernels/1");
   EXPECT_EQ(j["verdict"], "UNSUPPORTED");
   EXPECT_TRUE(j["device"].is_null());
-  EXPECT_EQ(j["options"]["kernels"], nlohmann::json({"v1", "v4", "h1", "h4"}));
+  EXPECT_EQ(j["options"]["kernels"], nlohmann::json({"v1", "v4", "v9", "tc3", "h1", "h4"}));
 }
 
 TEST_F(KernelBench, FatbinRunGatesTimesAndReports) {
   mmaemu::testing::write_fatbins(fatbins_.path());
-  const BenchReport r = run_kernel_bench(tiny());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "v4", "h1", "h4"};
+  const BenchReport r = run_kernel_bench(o);
   ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.sm_count, 132);
@@ -223,7 +225,7 @@ TEST_F(KernelBench, MismatchStopsTheRunBeforeTiming) {
   EXPECT_EQ(r.verdict, Outcome::fail);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.reason.find("cuda:v1"), std::string::npos) << r.reason;
-  ASSERT_EQ(r.kernels.size(), 4u);
+  ASSERT_EQ(r.kernels.size(), 6u);
   EXPECT_EQ(r.kernels[0].exactness, Outcome::fail);
   EXPECT_NE(r.kernels[0].exactness_detail.find("1 of 4096 outputs differ; first (0, 0)"),
             std::string::npos)
@@ -293,6 +295,41 @@ TEST_F(KernelBench, BrokenNvidiaSmiLeavesTheClockUnknown) {
   EXPECT_EQ(r.nvidia_smi, "");
   EXPECT_NE(r.clock_note.find("no usable sample"), std::string::npos) << r.clock_note;
   EXPECT_FALSE(r.kernels[0].mac_per_clk_sm);
+}
+
+} // namespace
+
+namespace {
+
+// The gated kernels are benchmarked like v4: exactness against cuda:v1 on the full output first,
+// then timed. The fake device of this process is sm_90 (read once per process), where the shim
+// emulates Hopper's bf16 mma.sync, under which v9's design holds.
+TEST_F(KernelBench, GatedKernelIsGatedAgainstV1AndTimed) {
+  mmaemu::testing::write_fatbins(fatbins_.path());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "v9"};
+  const BenchReport r = run_kernel_bench(o);
+  ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[1].exactness, Outcome::pass)
+      << r.kernels[1].exactness_detail << r.kernels[1].load_error;
+  EXPECT_NE(r.kernels[1].exactness_detail.find("full 64x64 output vs cuda:v1"), std::string::npos)
+      << r.kernels[1].exactness_detail;
+  EXPECT_TRUE(r.kernels[1].timed);
+}
+
+// tc3 has SASS for cc 8.0, 8.6 and 8.9 only: on sm_90 it is listed, not loaded and not timed.
+TEST_F(KernelBench, Tc3IsNotTimedOutsideItsArchitectures) {
+  mmaemu::testing::write_fatbins(fatbins_.path());
+  BenchOptions o = tiny();
+  o.kernels = {"v1", "tc3"};
+  const BenchReport r = run_kernel_bench(o);
+  ASSERT_EQ(r.verdict, Outcome::pass) << r.reason;
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_FALSE(r.kernels[1].timed);
+  EXPECT_EQ(r.kernels[1].exactness, Outcome::unsupported);
+  EXPECT_NE(r.kernels[1].load_error.find("sm_90"), std::string::npos) << r.kernels[1].load_error;
+  EXPECT_NE(r.reason.find("1 of 2 kernels not timed"), std::string::npos) << r.reason;
 }
 
 } // namespace

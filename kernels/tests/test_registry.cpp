@@ -171,6 +171,17 @@ std::string describe(const KernelStatus& s) {
   return d;
 }
 
+// The statuses of the kernels that have code for the device (on the default fake sm_90 every
+// kernel but tc3, whose by-design skip Sm90PicksTheFastKernelOfEachPreset checks).
+std::vector<KernelStatus> statuses_here(bool force = false) {
+  std::vector<KernelStatus> out;
+  for (auto& s : mmaemu::kernels::kernel_statuses(0, {}, force)) {
+    if (s.skip.empty())
+      out.push_back(s);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The reference without a usable driver
 
@@ -185,17 +196,14 @@ TEST(Registry, NoDriverAutoUsesTheReferenceAndExplicitCudaRaises) {
     CHILD_CHECK_MSG(r.fallbacks.size() == 1 && has(r.fallbacks[0], "no CUDA driver") &&
                         has(r.fallbacks[0], "/nonexistent/libcuda.so.1"),
                     joined(r.fallbacks));
-    for (const char* name : {"cuda", "cuda:v4", "cuda:v1", "cuda:h4", "cuda:h1"}) {
+    for (const char* name :
+         {"cuda", "cuda:v4", "cuda:v1", "cuda:v9", "cuda:tc3", "cuda:h4", "cuda:h1"}) {
       const auto e = thrown<BackendUnavailableError>([&] { select(name, &preset("ada")); });
       CHILD_CHECK_MSG(e && has(*e, name) && has(*e, "no CUDA driver"), name);
     }
-    // Names this build does not know are ValueErrors; the gated designs are not built.
+    // Names this build does not know are ValueErrors.
     for (const char* name : {"cuda:zz", "cuda:", "cpu", "CUDA", ""})
       CHILD_CHECK_MSG(thrown<ValueError>([&] { select(name, &preset("ada")); }), name);
-    for (const char* name : {"cuda:v9", "cuda:tc3"}) {
-      const auto e = thrown<BackendUnavailableError>([&] { select(name, &preset("ada")); });
-      CHILD_CHECK_MSG(e && has(*e, "not part of this build"), name);
-    }
     CHILD_CHECK(select("reference", &preset("hopper")).name == "reference");
     CHILD_CHECK(select("reference", &preset("hopper")).fallbacks.empty());
     // Without a device every status says why.
@@ -328,15 +336,27 @@ TEST(Registry, Sm90PicksTheFastKernelOfEachPreset) {
     CHILD_CHECK(thrown<BackendUnavailableError>([] { select("cuda:v1", &preset("hopper")); }));
     // By-design skips and fatbin loads never warn.
     CHILD_CHECK_MSG(warnings().empty(), warning_text());
-    // Every kernel passed its gate here; sm_90 is not in their validated_on.
+    // Every kernel passed its gates here (v9: smoke and window, under Hopper's bf16 model);
+    // sm_90 is not in their validated_on. tc3 has no code for sm_90: skipped by design.
     const auto all = mmaemu::kernels::kernel_statuses(0);
-    CHILD_CHECK(all.size() == 4);
+    CHILD_CHECK(all.size() == 6);
     for (const auto& s : all) {
+      if (s.kernel == "tc3") {
+        CHILD_CHECK_MSG(!s.available && !s.tested && has(s.skip, "no PTX") && has(s.skip, "9.0"),
+                        describe(s));
+        continue;
+      }
+      const std::size_t gates = s.kernel == "v9" ? 2 : 1;
       CHILD_CHECK_MSG(s.available && s.tested && s.source == "fatbin" && !s.validated_here &&
-                          s.cc == 90 && s.device == 0 && s.gates.size() == 1 &&
-                          s.gates[0].gate == "smoke" && s.gates[0].passed,
+                          s.cc == 90 && s.device == 0 && s.gates.size() == gates &&
+                          s.gates[0].gate == "smoke" && s.gates[0].passed && s.gates.back().passed,
                       describe(s));
     }
+    CHILD_CHECK(status_of(all, "v9")->gates[1].gate == "window");
+    // Asked for by name, v9 serves (its gates passed); tc3 cannot.
+    CHILD_CHECK(select("cuda:v9", &preset("ada")).name == "cuda:v9");
+    const auto tc3 = thrown<BackendUnavailableError>([] { select("cuda:tc3", &preset("ada")); });
+    CHILD_CHECK_MSG(tc3 && has(*tc3, "sm_80, sm_86, sm_89 only"), tc3.value_or(""));
   });
 }
 
@@ -344,9 +364,20 @@ TEST(Registry, ValidatedHereOnSm89) {
   IN_FRESH_PROCESS({
     ::setenv("MMAEMU_FAKE_CUDA_CC", "89", 1);
     use_cache("sm89");
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
-      CHILD_CHECK_MSG(s.available && s.validated_here && s.cc == 89, describe(s));
-    CHILD_CHECK(select("auto", &preset("ada")).name == "cuda:v4");
+    // The gated kernels pass their gates under the sm_89 model, but no GPU run has put a
+    // capability in their validated_on: auto skips them silently.
+    capture_warnings();
+    for (const auto& s : mmaemu::kernels::kernel_statuses(0)) {
+      const bool gated = s.kernel == "v9" || s.kernel == "tc3";
+      CHILD_CHECK_MSG(s.available && s.validated_here == !gated && s.cc == 89, describe(s));
+    }
+    const ChainBackend r = select("auto", &preset("ada"));
+    CHILD_CHECK_MSG(r.name == "cuda:v4", r.name);
+    CHILD_CHECK_MSG(has(joined(r.fallbacks), "cuda:tc3 is gated") &&
+                        has(joined(r.fallbacks), "cuda:v9 is gated") &&
+                        has(joined(r.fallbacks), "MMAEMU_ALLOW_GATED_KERNELS=1"),
+                    joined(r.fallbacks));
+    CHILD_CHECK_MSG(fallback_warnings().empty(), warning_text());
   });
 }
 
@@ -460,7 +491,7 @@ TEST(Registry, ModulesThatCannotLoadFallThroughToTheReference) {
                     warning_text());
     const auto e = thrown<BackendUnavailableError>([] { select("cuda:v1", &preset("ada")); });
     CHILD_CHECK_MSG(e && has(*e, "fatbin: forced") && has(*e, "nvrtc: forced"), e.value_or(""));
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(!s.available && !s.tested && has(s.failure, "forced"), describe(s));
   });
 }
@@ -482,7 +513,7 @@ TEST(Registry, ForcedGateFailureIsNotCached) {
     capture_warnings();
     CHILD_CHECK(select("auto", &preset("ada")).name == "reference");
     CHILD_CHECK_MSG(fallback_warnings().size() == 1, warning_text());
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0)) {
+    for (const auto& s : statuses_here()) {
       CHILD_CHECK_MSG(!s.available && s.gates.size() == 1 && !s.gates[0].passed &&
                           !s.gates[0].cached && has(s.gates[0].detail, "on purpose"),
                       describe(s));
@@ -490,8 +521,8 @@ TEST(Registry, ForcedGateFailureIsNotCached) {
   });
   IN_FRESH_PROCESS({
     use_cache("forcedsmoke"); // the same cache: nothing was stored for the forced failures
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
-      CHILD_CHECK_MSG(s.available && s.gates.size() == 1 && !s.gates[0].cached, describe(s));
+    for (const auto& s : statuses_here())
+      CHILD_CHECK_MSG(s.available && !s.gates.empty() && !s.gates[0].cached, describe(s));
     CHILD_CHECK(select("auto", &preset("ada")).name == "cuda:v4");
   });
   IN_FRESH_PROCESS({
@@ -499,7 +530,7 @@ TEST(Registry, ForcedGateFailureIsNotCached) {
     ::setenv("MMAEMU_TEST_FORCE_FAIL", "smoke", 1);
     use_cache("forcedsmoke");
     CHILD_CHECK(select("auto", &preset("ada")).name == "reference");
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(!s.available && has(s.gates.at(0).detail, "on purpose"), describe(s));
   });
 }
@@ -510,19 +541,19 @@ TEST(Registry, ForcedGateFailureIsNotCached) {
 TEST(Registry, VerdictsAreCachedAcrossProcesses) {
   IN_FRESH_PROCESS({
     use_cache("verdicts");
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(s.available && !s.gates.at(0).cached, describe(s));
     // The same process: the in-memory verdict.
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(s.available && s.gates.at(0).cached, describe(s));
   });
   IN_FRESH_PROCESS({
     use_cache("verdicts");
     CHILD_CHECK(select("auto", &preset("ada")).name == "cuda:v4");
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(s.available && s.gates.at(0).cached, describe(s));
     // force runs the gates again.
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0, {}, true))
+    for (const auto& s : statuses_here(true))
       CHILD_CHECK_MSG(s.available && !s.gates.at(0).cached, describe(s));
   });
   IN_FRESH_PROCESS({
@@ -535,13 +566,14 @@ TEST(Registry, VerdictsAreCachedAcrossProcesses) {
         mmaemu::testing::spit(f.path(), ++damaged % 2 ? "{\"format\": \"mmaemu-verd" : "[]");
       }
     }
-    CHILD_CHECK_MSG(damaged == 4, std::to_string(damaged));
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    // One per gate that ran: smoke of v1, v4, h1, h4 and v9, and v9's window.
+    CHILD_CHECK_MSG(damaged == 6, std::to_string(damaged));
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(s.available && !s.gates.at(0).cached, describe(s));
   });
   IN_FRESH_PROCESS({
     use_cache("verdicts");
-    for (const auto& s : mmaemu::kernels::kernel_statuses(0))
+    for (const auto& s : statuses_here())
       CHILD_CHECK_MSG(s.available && s.gates.at(0).cached, describe(s));
   });
 }
@@ -563,17 +595,90 @@ TEST(Registry, AFailedVerdictIsCachedUntilForced) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The gated tensor-core kernels (v9, tc3)
+
+TEST(Registry, AllowGatedKernelsSelectsTc3ThenV9ByPriority) {
+  IN_FRESH_PROCESS({
+    ::setenv("MMAEMU_FAKE_CUDA_CC", "89", 1);
+    ::setenv("MMAEMU_ALLOW_GATED_KERNELS", "1", 1);
+    use_cache("gated-allow");
+    capture_warnings();
+    const ChainBackend r = select("auto", &preset("ada"));
+    CHILD_CHECK_MSG(r.name == "cuda:tc3" && r.chain, r.name);
+    CHILD_CHECK(select("cuda:v9", &preset("ada")).name == "cuda:v9");
+    CHILD_CHECK(select("auto", &preset("hopper")).name == "cuda:h4");
+    CHILD_CHECK_MSG(fallback_warnings().empty(), warning_text());
+    const auto all = mmaemu::kernels::kernel_statuses(0, {"tc3", "v9"});
+    CHILD_CHECK_MSG(all[0].gates.size() == 2 && all[0].gates[1].gate == "design_a" &&
+                        all[0].gates[1].passed,
+                    describe(all[0]));
+    CHILD_CHECK_MSG(all[1].gates.size() == 2 && all[1].gates[1].gate == "window" &&
+                        all[1].gates[1].passed,
+                    describe(all[1]));
+  });
+  // Named explicitly, a gated kernel runs without the variable, and its gates still run.
+  IN_FRESH_PROCESS({
+    ::setenv("MMAEMU_FAKE_CUDA_CC", "89", 1);
+    use_cache("gated-named");
+    CHILD_CHECK(select("cuda:tc3", &preset("ada")).name == "cuda:tc3");
+    const auto s = mmaemu::kernels::kernel_statuses(0, {"tc3"});
+    CHILD_CHECK_MSG(s[0].tested && s[0].gates.size() == 2, describe(s[0]));
+  });
+}
+
+// A device that reports 8.9 but whose tensor cores round like Hopper's: tc3's gates fail,
+// one BackendFallbackWarning names it, and v9 (whose window holds there) serves.
+TEST(Registry, Tc3GateFailsUnderHopperRoundingAndV9Serves) {
+  IN_FRESH_PROCESS({
+    ::setenv("MMAEMU_FAKE_CUDA_CC", "89", 1);
+    ::setenv("MMAEMU_SHIM_MMA_ARCH", "sm_90", 1);
+    ::setenv("MMAEMU_ALLOW_GATED_KERNELS", "1", 1);
+    use_cache("gated-hopper");
+    capture_warnings();
+    const ChainBackend r = select("auto", &preset("ada"));
+    CHILD_CHECK_MSG(r.name == "cuda:v9", r.name);
+    const auto w = fallback_warnings();
+    // Hopper's extra alignment bit already shows on the smoke gate's random problem (the
+    // design_a problems alone fail too: GatedKernelModels in test_host_kernels.cpp).
+    CHILD_CHECK_MSG(w.size() == 1 && has(w[0].message, "cuda:tc3: gate smoke failed") &&
+                        has(w[0].message, "using cuda:v9"),
+                    warning_text());
+    const auto e = thrown<BackendUnavailableError>([] { select("cuda:tc3", &preset("ada")); });
+    CHILD_CHECK_MSG(e && has(*e, "gate smoke failed"), e.value_or(""));
+  });
+}
+
+// Volta-like tensor cores (no bf16, fp16 blocks of 4 with no extra bit): both gated kernels
+// fail (v9's smoke gate raises: the shim has no bf16 mma there), and v4 serves.
+TEST(Registry, BothGatedKernelsFailUnderVoltaModelAndV4Serves) {
+  IN_FRESH_PROCESS({
+    ::setenv("MMAEMU_FAKE_CUDA_CC", "89", 1);
+    ::setenv("MMAEMU_SHIM_MMA_ARCH", "sm_70", 1);
+    ::setenv("MMAEMU_ALLOW_GATED_KERNELS", "1", 1);
+    use_cache("gated-volta");
+    capture_warnings();
+    const ChainBackend r = select("auto", &preset("ada"));
+    CHILD_CHECK_MSG(r.name == "cuda:v4", r.name);
+    const auto w = fallback_warnings();
+    CHILD_CHECK_MSG(w.size() == 1 && has(w[0].message, "cuda:tc3: gate smoke failed") &&
+                        has(w[0].message, "cuda:v9: gate smoke failed") &&
+                        has(w[0].message, "using cuda:v4"),
+                    warning_text());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // kernel_statuses' arguments
 
 TEST(Registry, KernelStatusesRejectUnknownNamesAndAbsentDevices) {
   IN_FRESH_PROCESS({
     use_cache("statuses");
-    for (const char* name : {"zz", "v9", "tc3", "cuda:v1", ""}) {
+    for (const char* name : {"zz", "v2", "cuda:v1", ""}) {
       CHILD_CHECK_MSG(thrown<ValueError>([&] { mmaemu::kernels::kernel_statuses(0, {name}); }),
                       name);
     }
     const auto all = mmaemu::kernels::kernel_statuses(3);
-    CHILD_CHECK(all.size() == 4);
+    CHILD_CHECK(all.size() == 6);
     for (const auto& s : all)
       CHILD_CHECK_MSG(!s.available && has(s.failure, "device 3 does not exist"), describe(s));
     const auto two = mmaemu::kernels::kernel_statuses(0, {"h1", "v1"});

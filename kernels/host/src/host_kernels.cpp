@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The four kernel sources, compiled here as C++ against the host shim.
+// The six kernel sources, compiled here as C++ against the host shim.
 #include "mmaemu/kernels/host/cuda_shim.hpp"
 
 // clang-format off: the shim must come first.
 #include "h1.cu"
 #include "h4.cu"
+#include "tc3.cu"
 #include "v1.cu"
 #include "v4.cu"
+#include "v9.cu"
 // clang-format on
 
 #include "mmaemu/kernels/host/host_kernels.hpp"
@@ -26,6 +28,8 @@ struct Entry {
 const Entry kEntries[] = {
     {"v1", "mmaemu_v1_e4m3e4m3", &mmaemu_v1_e4m3e4m3, 0},
     {"v4", "mmaemu_v4_e4m3e4m3", &mmaemu_v4_e4m3e4m3, mmaemu_chain::dynamic_smem_bytes<16, 8, 8>()},
+    {"v9", "mmaemu_v9_e4m3e4m3", &mmaemu_v9_e4m3e4m3, 0},
+    {"tc3", "mmaemu_tc3_e4m3e4m3", &mmaemu_tc3_e4m3e4m3, 0},
     {"h1", "mmaemu_h1_e4m3e4m3", &mmaemu_h1_e4m3e4m3, 0},
     {"h4", "mmaemu_h4_e4m3e4m3", &mmaemu_h4_e4m3e4m3, mmaemu_chain::dynamic_smem_bytes<32, 8, 8>()},
 };

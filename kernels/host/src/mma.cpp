@@ -2,6 +2,7 @@
 #include "mmaemu/kernels/host/mma.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -141,10 +142,15 @@ bool known_arch(int arch) {
   return std::find(std::begin(kMmaArchs), std::end(kMmaArchs), arch) != std::end(kMmaArchs);
 }
 
+std::atomic<const Preset*> g_override_fp16{nullptr};
+std::atomic<const Preset*> g_override_bf16{nullptr};
+
 void run(const Shape& s, std::uint32_t* d, const unsigned int* a, const unsigned int* b,
          const std::uint32_t* c) {
-  const Preset& p =
-      get_preset_quiet(mma_preset_for(current_mma_arch(), s.fmt == Format::bf16 ? "bf16" : "fp16"));
+  const Preset* forced = (s.fmt == Format::bf16 ? g_override_bf16 : g_override_fp16).load();
+  const Preset& p = forced ? *forced
+                           : get_preset_quiet(mma_preset_for(
+                                 current_mma_arch(), s.fmt == Format::bf16 ? "bf16" : "fp16"));
   LaneIn in{};
   const int a_regs = s.K == 16 ? 4 : 2, b_regs = s.K == 16 ? 2 : 1;
   for (int i = 0; i < a_regs; ++i)
@@ -207,6 +213,16 @@ std::string mma_preset_for(int arch, const char* fmt) {
   }
   const char* family = arch == 89 ? "ada" : (arch == 90 ? "hopper" : "ampere");
   return std::string(family) + "_" + f;
+}
+
+void set_mma_preset_override(const char* fmt, const Preset* preset) {
+  const std::string f(fmt);
+  if (f == "fp16")
+    g_override_fp16 = preset;
+  else if (f == "bf16")
+    g_override_bf16 = preset;
+  else
+    throw std::invalid_argument("set_mma_preset_override: format '" + f + "' is not fp16 or bf16");
 }
 
 void mma_sync_m16n8k16_f32_f16(float* d, const unsigned int* a, const unsigned int* b,

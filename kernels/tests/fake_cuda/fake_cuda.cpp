@@ -17,6 +17,8 @@
 //   MMAEMU_FAKE_CUDA_SMS          multiprocessors per device (132)
 // and at each launch:
 //   MMAEMU_FAKE_CUDA_WRONG=1      flips the lowest bit of C[0] after the kernel ran
+// A launch's mma.sync emulates the device's compute capability where the host shim has a model
+// of it (sm_70 ... sm_90), else sm_89; $MMAEMU_SHIM_MMA_ARCH, when set, wins.
 // Counters for tests: the mmaemu_fake_cuda_* functions at the end (int (*)(), except
 // last_image_size).
 
@@ -532,9 +534,17 @@ cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   const auto* B = reinterpret_cast<const unsigned char*>(static_cast<std::uintptr_t>(pb));
   auto* C = reinterpret_cast<float*>(static_cast<std::uintptr_t>(pc));
   const auto entry = fn->entry;
+  // mma.sync emulates the device's own architecture when the shim has a model of it, unless
+  // MMAEMU_SHIM_MMA_ARCH names another (a device whose tensor cores behave like another's).
+  mmaemu::kernels::host::LaunchOptions options;
+  const char* arch_env = std::getenv("MMAEMU_SHIM_MMA_ARCH");
+  if (!arch_env || !*arch_env) {
+    for (int a : mmaemu::kernels::host::kMmaArchs)
+      options.mma_arch = a == dev->cc ? a : options.mma_arch;
+  }
   try {
     mmaemu::kernels::host::launch(
-        dim3(gx, gy, gz), dim3(bx, by, bz), smem, [&] { entry(A, B, C, m, n, k); }, 0u);
+        dim3(gx, gy, gz), dim3(bx, by, bz), smem, [&] { entry(A, B, C, m, n, k); }, options);
   } catch (...) {
     return kLaunchFailed;
   }

@@ -31,4 +31,13 @@ GateProblem mixed_adversarial_problem(std::uint32_t seed, int M, int N, int K);
 // The smoke gate's cases: 16x8x64 random and 64x64x256 mixed adversarial, fixed seeds.
 std::vector<GateProblem> smoke_problems();
 
+// The window gate's cases (cuda:v9): alignment exponents -12..16 with the bf16 exponent pass's
+// extremes (one largest term; 15 of them and the rest one binade lower), fine terms whose
+// truncation a wrong E changes, blocks without a pair (docs/backends.md, "v9").
+std::vector<GateProblem> window_problems();
+
+// The design_a gate's cases (cuda:tc3): the largest term, its cancellation and a term at
+// 2^(E - 13) and 2^(E - 14), in both halves of a block (docs/backends.md, "tc3").
+std::vector<GateProblem> design_a_problems();
+
 } // namespace mmaemu::kernels

@@ -21,6 +21,12 @@ namespace mmaemu::kernels {
 
 inline constexpr const char* kSmokeGate = "smoke";
 inline constexpr int kSmokeGateVersion = 1;
+// The gated tensor-core kernels' own gates (docs/backends.md): each checks the tensor-core
+// properties its design relies on, on problems chosen to fail when one does not hold.
+inline constexpr const char* kWindowGate = "window"; // cuda:v9
+inline constexpr int kWindowGateVersion = 1;
+inline constexpr const char* kDesignAGate = "design_a"; // cuda:tc3
+inline constexpr int kDesignAGateVersion = 1;
 
 struct GateResult {
   std::string gate;
@@ -37,6 +43,21 @@ using ProblemRunner = std::function<void(const GateProblem&, std::uint32_t* out)
 // preset on every smoke problem. Throws what the runner throws.
 GateResult smoke_gate(const KernelSpec& spec, const ProblemRunner& run);
 
+// The window gate (v9) and the design_a gate (tc3): the same comparison on window_problems()
+// and design_a_problems().
+GateResult window_gate(const KernelSpec& spec, const ProblemRunner& run);
+GateResult design_a_gate(const KernelSpec& spec, const ProblemRunner& run);
+
+// One gate of a kernel: its name, version (part of the verdict key) and comparison.
+struct GateSpec {
+  const char* name;
+  int version;
+  GateResult (*run)(const KernelSpec&, const ProblemRunner&);
+};
+
+// The gates of a kernel in the order they run: smoke, then window for v9, design_a for tc3.
+std::vector<GateSpec> gates_of(const KernelSpec& spec);
+
 // The reference bits of a problem: the preset's chain over K from +0 (finite codes).
 std::vector<std::uint32_t> reference_bits(const KernelSpec& spec, const GateProblem& p);
 
@@ -45,8 +66,15 @@ std::vector<std::uint32_t> reference_bits(const KernelSpec& spec, const GateProb
 // combination only.
 VerdictKeyFields smoke_verdict_fields(const LoadedModule& loaded, const driver::Device& device);
 
-// Runs the gates of a loaded kernel on its device (smoke), each verdict from the cache unless
-// `force`; stops at the first failure. Never throws: a gate that throws is a failure.
+// The verdict key fields of any gate of gates_of(): smoke_verdict_fields with its name and
+// version.
+VerdictKeyFields gate_verdict_fields(const GateSpec& gate, const LoadedModule& loaded,
+                                     const driver::Device& device);
+
+// Runs the gates of a loaded kernel on its device (gates_of: smoke, then the kernel's own),
+// each verdict from the cache unless `force`; stops at the first failure. Never throws: a smoke
+// gate that throws is a failure and is not cached; a window or design_a gate that throws gives
+// a failed "<gate>.error: ..." verdict, which is cached.
 std::vector<GateResult> run_gates(const KernelSpec& spec, const LoadedModule& loaded,
                                   const driver::Device& device, bool force = false);
 

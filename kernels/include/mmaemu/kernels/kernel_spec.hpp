@@ -27,7 +27,7 @@ struct KernelSpec {
   int dynamic_smem = 0;              // bytes of dynamic shared memory per block
   int min_cc = 75;                   // lowest compute capability (major * 10 + minor)
   std::span<const int> sass;         // SASS architectures of the release fatbin (sm_XY)
-  int ptx = 75;                      // PTX of the fatbin: compute_XY (JIT for later GPUs)
+  int ptx = 75;                      // PTX of the fatbin: compute_XY (JIT for later GPUs); 0: none
   std::uint64_t k_max = 0;           // the largest K a launch accepts (exclusive bound)
   int priority = 10;                 // higher is tried first within a preset
   bool gated = false;                // auto-selected only on validated_on capabilities
@@ -36,9 +36,15 @@ struct KernelSpec {
 };
 
 // Every kernel of this build, highest priority first within each preset.
+
 std::span<const KernelSpec> kernel_specs();
 
-// The spec of "v1", "v4", "h1" or "h4"; nullptr for any other name.
+// Whether `spec` has code for compute capability `cc`: one of its SASS architectures runs there
+// (same major, minor at least as high) or its PTX can be JIT-compiled (cc >= ptx; none for ptx
+// 0). NVRTC does not extend this: a kernel without code for cc is skipped by design.
+bool spec_runs_on(const KernelSpec& spec, int cc);
+
+// The spec of "v1", "v4", "v9", "tc3", "h1" or "h4"; nullptr for any other name.
 const KernelSpec* find_kernel_spec(std::string_view name);
 
 // The kernel names the CLI accepts after "cuda:" (including gated designs this build lacks).

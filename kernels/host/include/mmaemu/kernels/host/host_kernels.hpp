@@ -15,7 +15,7 @@ namespace mmaemu::kernels::host {
 using KernelEntry = void (*)(const unsigned char* A, const unsigned char* B, float* C, int M, int N,
                              int K);
 
-// The host build of mmaemu_<name>_e4m3e4m3 for name v1, v4, h1 or h4; nullptr otherwise.
+// The host build of mmaemu_<name>_e4m3e4m3 for name v1, v4, v9, tc3, h1 or h4; nullptr otherwise.
 KernelEntry host_kernel(std::string_view name);
 
 // The host build of an ABI symbol ("mmaemu_v1_e4m3e4m3"); nullptr for any other name.

@@ -119,6 +119,99 @@ constexpr std::uint32_t mul_bits(std::uint32_t ua, std::uint32_t ub, Rounding mo
   return round_to_float_bits(p, mode);
 }
 
+// The bits of sign * mag * 2^lo (mag > 0) rounded to binary32 in `mode`: an exact integer
+// rounded with integer operations (fma_bits' last step).
+constexpr std::uint32_t round_scaled_bits(std::uint32_t sign, unsigned __int128 mag, int lo,
+                                          Rounding mode) {
+  int top = 127;
+  while (((mag >> top) & 1) == 0)
+    --top;
+  // The LSB a binary32 keeps: 24 significant bits, never below 2^-149.
+  int lsb = lo + top - 23;
+  if (lsb < -149)
+    lsb = -149;
+  unsigned __int128 q = 0;
+  if (lsb <= lo) {
+    q = mag << (lo - lsb);
+  } else {
+    const int shift = lsb - lo;
+    if (shift > top + 1)
+      return sign; // below half the smallest subnormal: 0 in either mode
+    q = mag >> shift;
+    const unsigned __int128 rem = mag & ((static_cast<unsigned __int128>(1) << shift) - 1);
+    const unsigned __int128 half = static_cast<unsigned __int128>(1) << (shift - 1);
+    if (mode == Rounding::nearest_even && (rem > half || (rem == half && (q & 1) != 0)))
+      ++q;
+  }
+  // q carries the implicit bit (q in [2^23, 2^24] for a normal result), so a carry moves the
+  // exponent field by itself; a subnormal q that reaches 2^23 is the smallest normal.
+  const unsigned __int128 bits =
+      lsb == -149 ? q : (static_cast<unsigned __int128>(lsb + 23 + 126) << 23) + q;
+  if (lsb + 23 > 127 || bits >= kInfBits)
+    return sign | (mode == Rounding::nearest_even ? kInfBits : kMaxFiniteBits);
+  return sign | static_cast<std::uint32_t>(bits);
+}
+
+// a * b + c on binary32 bit patterns with one rounding in `mode` (fused multiply-add).
+constexpr std::uint32_t fma_bits(std::uint32_t ua, std::uint32_t ub, std::uint32_t uc,
+                                 Rounding mode) {
+  const std::uint32_t ma = ua & 0x7fffffffu, mb = ub & 0x7fffffffu, mc = uc & 0x7fffffffu;
+  const std::uint32_t psign = (ua ^ ub) & 0x80000000u, csign = uc & 0x80000000u;
+  if (ma > kInfBits || mb > kInfBits || mc > kInfBits)
+    return kCanonicalNaN;
+  if (ma == kInfBits || mb == kInfBits) {
+    if (ma == 0 || mb == 0)
+      return kCanonicalNaN; // Inf * 0
+    if (mc == kInfBits && psign != csign)
+      return kCanonicalNaN; // Inf - Inf
+    return psign | kInfBits;
+  }
+  if (mc == kInfBits)
+    return uc;
+  if (ma == 0 || mb == 0) {
+    // An exact zero product: c unchanged, or the sign rule of a zero sum (+0 unless both -0).
+    return mc != 0 ? uc : (psign & csign);
+  }
+  // The product exactly: a 48-bit integer times 2^pe.
+  const auto sig = [](std::uint32_t m) -> std::uint64_t {
+    return m >= 0x00800000u ? (m & 0x7fffffu) | 0x800000u : m;
+  };
+  const std::uint64_t sp = sig(ma) * sig(mb);
+  const int pe = lsb_exponent(ma) + lsb_exponent(mb);
+  if (mc == 0)
+    return round_scaled_bits(psign, sp, pe, mode);
+  std::uint64_t sc = sig(mc);
+  int ce = lsb_exponent(mc);
+  // The position of each operand's leading bit, and a stand-in for an operand that lies
+  // entirely below the other's last bit by more than 4: a single bit at 2^(lsb - 5) of its
+  // sign falls in the same rounding interval as the true value in either mode (it is below
+  // half the result's ulp and not zero), and keeps the exact span within 128 bits.
+  const auto top_of = [](std::uint64_t v, int e) {
+    int t = 63;
+    while (((v >> t) & 1) == 0)
+      --t;
+    return e + t;
+  };
+  std::uint64_t spp = sp;
+  int pee = pe;
+  if (top_of(sc, ce) < pee - 4) {
+    sc = 1;
+    ce = pee - 5;
+  } else if (top_of(spp, pee) < ce - 4) {
+    spp = 1;
+    pee = ce - 5;
+  }
+  const int lo = pee < ce ? pee : ce;
+  const unsigned __int128 xp = static_cast<unsigned __int128>(spp) << (pee - lo);
+  const unsigned __int128 xc = static_cast<unsigned __int128>(sc) << (ce - lo);
+  if (psign == csign)
+    return round_scaled_bits(psign, xp + xc, lo, mode);
+  if (xp == xc)
+    return 0; // an exact zero sum is +0 in round-to-nearest and toward zero
+  return xp > xc ? round_scaled_bits(psign, xp - xc, lo, mode)
+                 : round_scaled_bits(csign, xc - xp, lo, mode);
+}
+
 // Applies `op` to each of the four bytes of a and b (lane 0 in bits 0..7), as unsigned values.
 template <class Op> constexpr unsigned int per_byte(unsigned int a, unsigned int b, Op op) {
   unsigned int r = 0;
@@ -175,6 +268,20 @@ inline float __fmul_rz(float a, float b) {
   using namespace mmaemu::kernels::host::detail;
   return std::bit_cast<float>(mul_bits(std::bit_cast<std::uint32_t>(a),
                                        std::bit_cast<std::uint32_t>(b), Rounding::toward_zero));
+}
+
+// a * b + c, one rounding toward zero (CUDA's fma.rz.f32; the v9 kernel's FFMA.RZ).
+inline float __fmaf_rz(float a, float b, float c) {
+  using namespace mmaemu::kernels::host::detail;
+  return std::bit_cast<float>(fma_bits(std::bit_cast<std::uint32_t>(a),
+                                       std::bit_cast<std::uint32_t>(b),
+                                       std::bit_cast<std::uint32_t>(c), Rounding::toward_zero));
+}
+inline float __fmaf_rn(float a, float b, float c) {
+  using namespace mmaemu::kernels::host::detail;
+  return std::bit_cast<float>(fma_bits(std::bit_cast<std::uint32_t>(a),
+                                       std::bit_cast<std::uint32_t>(b),
+                                       std::bit_cast<std::uint32_t>(c), Rounding::nearest_even));
 }
 
 // --- Reinterpretation ------------------------------------------------------------------------

@@ -34,6 +34,10 @@
 #include <cstdint>
 #include <string>
 
+namespace mmaemu {
+struct Preset;
+}
+
 namespace mmaemu::kernels::host {
 
 // The architecture an mma.sync of the calling thread emulates: its launch's
@@ -46,6 +50,12 @@ int current_mma_arch();
 // "bf16"): "volta_fp16", "ampere_bf16", "ada_fp16", "hopper_bf16", ... std::invalid_argument
 // when the architecture has no such instruction model (bf16 on sm_70).
 std::string mma_preset_for(int arch, const char* fmt);
+
+// Tests only: every mma.sync with `fmt` operands ("fp16" or "bf16") of this process uses
+// `preset` (which the caller keeps alive) instead of its architecture's, until called again
+// with nullptr. This is how the gated kernels' gates are shown to fail under models where a
+// property they rely on does not hold (a custom preset that no architecture has).
+void set_mma_preset_override(const char* fmt, const ::mmaemu::Preset* preset);
 
 // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32   d, a, b, c
 void mma_sync_m16n8k16_f32_f16(float* d, const unsigned int* a, const unsigned int* b,
