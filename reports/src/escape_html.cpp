@@ -5,7 +5,7 @@
 
 namespace mmaemu::reports {
 
-std::string html_escape(std::string_view s) {
+std::string entity_escape(std::string_view s, std::string_view apostrophe) {
   const std::string t = display_text(s);
   std::string out;
   out.reserve(t.size() + 16);
@@ -24,13 +24,17 @@ std::string html_escape(std::string_view s) {
       out += "&quot;";
       break;
     case '\'':
-      out += "&#39;";
+      out += apostrophe;
       break;
     default:
       out += c;
     }
   }
   return out;
+}
+
+std::string html_escape(std::string_view s) {
+  return entity_escape(s, "&#39;");
 }
 
 } // namespace mmaemu::reports

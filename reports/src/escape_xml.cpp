@@ -1,36 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/reports/escape_xml.hpp"
 
-#include "mmaemu/reports/display_text.hpp"
+#include "mmaemu/reports/escape_html.hpp"
 
 namespace mmaemu::reports {
 
 std::string xml_escape(std::string_view s) {
-  const std::string t = display_text(s);
-  std::string out;
-  out.reserve(t.size() + 16);
-  for (char c : t) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
+  return entity_escape(s, "&apos;");
 }
 
 } // namespace mmaemu::reports

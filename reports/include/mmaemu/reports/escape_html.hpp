@@ -12,4 +12,8 @@ namespace mmaemu::reports {
 // & < > " ' as &amp; &lt; &gt; &quot; &#39;.
 std::string html_escape(std::string_view s);
 
+// The same escaping with `apostrophe` as the entity of ' (html_escape: &#39;, xml_escape:
+// &apos;): the one loop both markup formats share.
+std::string entity_escape(std::string_view s, std::string_view apostrophe);
+
 } // namespace mmaemu::reports
