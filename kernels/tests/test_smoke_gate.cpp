@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "mmaemu/kernels/gate_problems.hpp"
 #include "mmaemu/kernels/gates.hpp"
@@ -37,7 +38,8 @@ TEST(SmokeGate, TheReferenceItselfPasses) {
 }
 
 TEST(SmokeGate, ADifferenceNamesItsRowThenItsColumn) {
-  const GateProblem& p = smoke_problems().front();
+  const std::vector<GateProblem> problems = smoke_problems();
+  const GateProblem& p = problems.front();
   ASSERT_GT(p.N, 3);
   ASSERT_GT(p.M, 1);
   ASSERT_NE(p.M, p.N); // so that (row, column) and (column, row) differ
