@@ -70,6 +70,9 @@ TEST(TierPaths, PathFieldsAreRelativeWithoutDotDotOrStrayPlaceholders) {
       {"{out}", TierPathRoot::out_or_tree, false},
       {"{outside}/x", TierPathRoot::out_or_tree, false},
       {"{mmaemu}", TierPathRoot::tree, false},
+      {"{out}//etc/passwd", TierPathRoot::out_or_tree, false}, // out / "/etc/passwd" is /etc
+      {"a//b", TierPathRoot::tree, false},
+      {"a/", TierPathRoot::tree, false},
       {"a\nb", TierPathRoot::tree, false},
       {"a\x1b[2Jb", TierPathRoot::tree, false},
       {std::string(5000, 'a'), TierPathRoot::tree, false},

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "log_fields.hpp"
 #include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/reports/release_report.hpp"
 
@@ -23,16 +24,13 @@ inline const std::vector<std::string>& outcome_names() {
 }
 
 inline long long total_of(const nlohmann::json& log, const std::string& key) {
-  if (!log.is_object() || !log.contains("totals"))
-    return 0;
-  const auto& t = log["totals"];
-  return t.contains(key) && t[key].is_number_integer() ? t[key].get<long long>() : 0;
+  return integer_field(object_field(log, "totals"), key.c_str(), 0);
 }
 
 inline std::string seconds_text(const nlohmann::json& log) {
   if (!log.is_object())
     return "";
-  const double s = log.value("durations", nlohmann::json::object()).value("seconds", -1.0);
+  const double s = number_field(object_field(log, "durations"), "seconds", -1.0);
   if (s < 0)
     return "";
   char buf[32];
@@ -50,7 +48,7 @@ inline std::string commit_text(const nlohmann::json& log) {
   if (!log.is_object() || !log.contains("git"))
     return "unknown";
   const auto& g = log["git"];
-  std::string c = g.value("commit", "unknown");
+  std::string c = text_field(g, "commit", "unknown");
   if (c.size() > 12)
     c.resize(12);
   if (g.contains("dirty") && g["dirty"].is_boolean() && g["dirty"].get<bool>())
@@ -72,14 +70,14 @@ inline std::vector<BenchRow> bench_rows(const ReleaseReport& r) {
     if (!row.log)
       continue;
     const auto& log = r.logs[*row.log].log;
-    for (const auto& b : log.value("benchmarks", nlohmann::json::array())) {
+    for (const auto& b : array_field(log, "benchmarks")) {
       if (!b.is_object() || !b.contains("value") || !b["value"].is_number())
         continue;
       BenchRow br;
       br.tier = row.tier;
-      br.name = b.value("name", "?");
-      br.unit = b.value("unit", "");
-      br.better = b.value("better", "");
+      br.name = text_field(b, "name", "?");
+      br.unit = text_field(b, "unit", "");
+      br.better = text_field(b, "better", "");
       br.value = b["value"].get<double>();
       if (b.contains("target") && b["target"].is_number()) {
         br.has_target = true;

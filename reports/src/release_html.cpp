@@ -196,7 +196,7 @@ std::string release_html(const ReleaseReport& r) {
     }
     h += "<td class=\"n\">" + seconds_text(l.log) + "</td><td>" + esc(l.file.filename().string()) +
          "</td><td" + (l.verification.ok ? ">verified" : " class=\"bad\">not verified") +
-         "</td><td>" + esc(l.log.value("reason", "")) + "</td></tr>\n";
+         "</td><td>" + esc(text_field(l.log, "reason", "")) + "</td></tr>\n";
   }
   h += "</table>\n";
 
@@ -229,14 +229,14 @@ std::string release_html(const ReleaseReport& r) {
     const auto& j = l.log;
     std::string tier = "?", verdict = "?", shard, host;
     if (j.is_object()) {
-      tier = j.value("tier", "?");
-      verdict = j.value("verdict", "?");
+      tier = text_field(j, "tier", "?");
+      verdict = text_field(j, "verdict", "?");
       if (j.contains("shard") && j["shard"].is_object()) {
-        shard = std::to_string(j["shard"].value("index", 0)) + "/" +
-                std::to_string(j["shard"].value("count", 0));
+        shard = std::to_string(integer_field(j["shard"], "index", 0)) + "/" +
+                std::to_string(integer_field(j["shard"], "count", 0));
       }
-      const auto& hj = j.value("host", nlohmann::json::object());
-      host = hj.value("hostname", "") + " (" + hj.value("cpu_model", "") + ")";
+      const auto& hj = object_field(j, "host");
+      host = text_field(hj, "hostname", "") + " (" + text_field(hj, "cpu_model", "") + ")";
     }
     h += "<tr><td>" + esc(l.file.filename().string()) + "</td><td>" + esc(tier) + "</td><td>" +
          esc(shard) + "</td><td class=\"" + status_class(verdict) + "\">" + esc(verdict) +

@@ -72,7 +72,7 @@ std::string release_markdown(const ReleaseReport& r) {
     if (!row.log)
       continue;
     const auto& j = r.logs[*row.log].log;
-    const std::string why = j.value("reason", "");
+    const std::string why = text_field(j, "reason", "");
     if (!why.empty())
       md += "- " + esc(row.tier + ": " + why) + "\n";
   }
@@ -105,15 +105,15 @@ std::string release_markdown(const ReleaseReport& r) {
     const auto& j = l.log;
     std::string shard, tier = "?", verdict = "?", host;
     if (j.is_object()) {
-      tier = j.value("tier", "?");
-      verdict = j.value("verdict", "?");
+      tier = text_field(j, "tier", "?");
+      verdict = text_field(j, "verdict", "?");
       if (j.contains("shard") && j["shard"].is_object()) {
-        shard = std::to_string(j["shard"].value("index", 0)) + "/" +
-                std::to_string(j["shard"].value("count", 0));
+        shard = std::to_string(integer_field(j["shard"], "index", 0)) + "/" +
+                std::to_string(integer_field(j["shard"], "count", 0));
       }
-      host = j.value("host", nlohmann::json::object()).value("hostname", "");
+      host = text_field(object_field(j, "host"), "hostname", "");
       commits.insert(commit_text(j));
-      versions.insert(j.value("mmaemu", nlohmann::json::object()).value("version", "?"));
+      versions.insert(text_field(object_field(j, "mmaemu"), "version", "?"));
     }
     md += "| " + esc(l.file.filename().string()) + " | " + esc(tier) + " | " + esc(shard) + " | " +
           esc(verdict) + " | " + esc(commit_text(j)) + " | " + esc(host) + " | " +

@@ -2,7 +2,9 @@
 #include "mmaemu/reports/release_report.hpp"
 
 #include <algorithm>
+#include <climits>
 
+#include "log_fields.hpp"
 #include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/reports/clock.hpp"
@@ -19,8 +21,8 @@ bool known_commit(const std::string& c) {
 
 // Why a log was not made at `commit` from a clean tree, or empty if it was.
 std::string commit_mismatch(const nlohmann::json& log, const std::string& commit) {
-  const nlohmann::json git = log.value("git", nlohmann::json::object());
-  const std::string at = git.is_object() ? git.value("commit", "unknown") : "unknown";
+  const nlohmann::json& git = detail::object_field(log, "git");
+  const std::string at = detail::text_field(git, "commit", "unknown");
   if (at != commit)
     return "made at commit " + at + ", not " + commit;
   const bool clean =
@@ -35,14 +37,12 @@ std::string commit_mismatch(const nlohmann::json& log, const std::string& commit
 
 // Cases that ran and were judged: a tier with none tested nothing.
 long long cases_run(const nlohmann::json& log) {
-  if (!log.is_object() || !log.contains("totals") || !log["totals"].is_object())
-    return 0;
+  const auto& t = detail::object_field(log, "totals");
   long long n = 0;
   for (auto o : outcome::kAllOutcomes) {
-    const char* name = outcome::outcome_name(o);
-    const auto& t = log["totals"];
-    if (outcome::ran(o) && t.contains(name) && t[name].is_number_integer())
-      n += t[name].get<long long>();
+    const long long k = detail::integer_field(t, outcome::outcome_name(o), 0);
+    if (outcome::ran(o) && k > 0)
+      n = k > LLONG_MAX - n ? LLONG_MAX : n + k; // crafted totals saturate, never overflow
   }
   return n;
 }
@@ -129,12 +129,12 @@ ReleaseReport assemble_release_report(std::vector<ReleaseLog> logs, const fs::pa
     std::string best_finished;
     for (std::size_t i = 0; i < r.logs.size(); ++i) {
       const auto& j = r.logs[i].log;
-      if (!j.is_object() || j.value("tier", "") != t.name)
+      if (!j.is_object() || detail::text_field(j, "tier", "") != t.name)
         continue;
       if (j.contains("shard") && !j["shard"].is_null())
         continue; // merge shards first
       const std::string fin =
-          j.value("durations", nlohmann::json::object()).value("finished_utc", "");
+          detail::text_field(detail::object_field(j, "durations"), "finished_utc", "");
       if (!row.log || fin >= best_finished) {
         row.log = i;
         best_finished = fin;
@@ -142,7 +142,7 @@ ReleaseReport assemble_release_report(std::vector<ReleaseLog> logs, const fs::pa
     }
     if (row.log) {
       const auto& j = r.logs[*row.log].log;
-      row.status = j.value("verdict", "?");
+      row.status = detail::text_field(j, "verdict", "?");
       // A log that says PASS for a run in which no case ran tested nothing.
       if (row.status == "PASS" && cases_run(j) == 0)
         row.status = outcome::outcome_name(outcome::Outcome::unsupported);
@@ -157,8 +157,8 @@ ReleaseReport assemble_release_report(std::vector<ReleaseLog> logs, const fs::pa
       r.reasons.push_back(row.tier + " (required): no whole-run log for " + date);
     } else if (row.status != "PASS") {
       const auto& j = r.logs[*row.log].log;
-      std::string why = j.value("reason", "");
-      if (j.value("verdict", "") == "PASS" && cases_run(j) == 0)
+      std::string why = detail::text_field(j, "reason", "");
+      if (detail::text_field(j, "verdict", "") == "PASS" && cases_run(j) == 0)
         why = "its log says PASS, but its totals show that no case ran";
       r.reasons.push_back(row.tier + " (required): " + row.status +
                           (why.empty() ? "" : ": " + why));

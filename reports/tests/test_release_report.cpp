@@ -187,6 +187,40 @@ TEST_F(Release, AnUnknownHeadRefusesUnlessAllowed) {
   EXPECT_EQ(r.notes.size(), 1u);
 }
 
+// A log whose fields have other types than a log's (a crafted or damaged file: "tier" a number,
+// "host" a string, "shard" with text counts) is listed with fallbacks: the report over the
+// folder is still written, and the well-formed logs beside it count as before.
+TEST_F(Release, ALogWithFieldsOfTheWrongTypeIsListedAndStopsNothing) {
+  publish_log(testing::tiny_log("T0", "PASS"), dir, "T0", &key);
+  publish_log(testing::tiny_log("T1", "PASS"), dir, "T1", &key);
+  auto odd = testing::tiny_log("T3", "PASS");
+  odd["verdict"] = 7;
+  odd["reason"] = nlohmann::json::array({"x"});
+  odd["host"] = "not an object";
+  odd["mmaemu"] = 3;
+  odd["git"] = nlohmann::json::array();
+  odd["durations"] = {{"seconds", "long"}, {"finished_utc", 12}};
+  odd["totals"] = {
+      {"cases", "many"}, {"PASS", 9223372036854775807LL}, {"FAIL", 9223372036854775807LL}};
+  odd["benchmarks"] = nlohmann::json::object({{"name", 1}});
+  publish_log(odd, dir, "T3", &key);
+  auto shard = testing::tiny_log("T5", "PASS");
+  shard["tier"] = 5;
+  shard["shard"] = {{"index", "one"}, {"count", -1}};
+  publish_log(shard, dir, "T5", &key);
+  ReleaseReport r;
+  ASSERT_NO_THROW(
+      r = build_release_report(tmp / "logs", date, tiers, keys, {"0123456789abcdef", "", true}));
+  EXPECT_EQ(r.rows[0].status, "PASS");
+  EXPECT_EQ(r.rows[1].status, "PASS");
+  EXPECT_EQ(r.rows[2].status, "?"); // T3's verdict is not text
+  std::string md, html;
+  ASSERT_NO_THROW(md = release_markdown(r));
+  ASSERT_NO_THROW(html = release_html(r));
+  EXPECT_NE(md.find("| T3.json | T3 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| T5.json | ? | 0/-1 |"), std::string::npos) << md;
+}
+
 TEST_F(Release, AnAbsentDateIsAnErrorNamingIt) {
   try {
     build_release_report(tmp / "logs", "2030-12-31", tiers, keys, at_head);

@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::string_view kOut = "{out}";
 
-// The components of a '/'-separated relative path (empty ones, from "a//b", included).
+// The components of a '/'-separated relative path (empty ones, from "a//b" or a trailing
+// '/', included: the rule refuses them).
 template <class Fn> void each_component(std::string_view s, Fn fn) {
   std::size_t start = 0;
   while (true) {
@@ -56,6 +57,9 @@ std::optional<std::string> tier_path_problem(std::string_view value, TierPathRoo
     if (c == "..")
       bad = "has a '..' component: it must stay inside the tier's tree" +
             std::string(root == TierPathRoot::out_or_tree ? " or {out}" : "");
+    else if (c.empty())
+      bad = "has an empty component ('//' or a trailing '/'): '{out}//x' would name the "
+            "absolute path /x";
     else if (!out_prefix && c.find(kOut) != std::string_view::npos)
       bad = "uses {out} other than as its first component";
     else if (!out_prefix &&
