@@ -138,11 +138,16 @@ void add_mutants(CLI::App& app, int& exit_code) {
   run->add_flag("--verbose,-v", ra->verbose, "One line per mutant");
   run->callback([ra, tier, timeout, &exit_code] {
     TierArgs a = *ra;
-    // A bad option (the --json path among them) is named first, whatever the state of the
-    // catalogue and the tree. Then a damaged catalogue, or one that does not fit the source
-    // tree, is a usage error (exit 2) before any copy or build.
+    // A bad option (an output path among them: one that is a special file or a file the run
+    // reads, the catalogue included) is named first, whatever the state of the catalogue and
+    // the tree (a campaign's schema copy, whose sources hold the schema, does not fit the
+    // catalogue). Then a damaged catalogue, or one that does not fit the source tree, is a
+    // usage error (exit 2) before any copy or build.
+    if (check_run_paths(a) != kOk) {
+      exit_code = kUsage;
+      return;
+    }
     try {
-      a.json.check();
       mutants::select_mutants(mutants::Catalogue{}, *tier, a.mutants.only, 0, 1);
     } catch (const std::exception& e) {
       error_line(e.what());

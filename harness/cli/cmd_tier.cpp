@@ -219,6 +219,27 @@ std::vector<fs::path> run_inputs(const TierArgs& a, const harness::Layout& layou
 
 } // namespace
 
+int check_run_paths(const TierArgs& a) {
+  // What the run reads (its tier files, recordings, keys, catalogue, --compare): no output may
+  // replace one of them (docs/api.md, "Conventions").
+  const std::vector<fs::path> inputs = run_inputs(a, harness::discover_layout(overrides(a)));
+  try {
+    if (!a.compare.empty())
+      support::check_input_file(a.compare, support::kMaxTextBytes, "--compare file");
+    if (!a.out.empty())
+      check_dir_arg("--out", a.out);
+    if (!a.coverage.empty())
+      check_dir_arg("--coverage", a.coverage);
+    if (!a.junit.empty())
+      check_output_option("--junit", a.junit, inputs);
+    a.json.check(inputs);
+  } catch (const support::FileError& e) {
+    error_line(e.what());
+    return kUsage;
+  }
+  return kOk;
+}
+
 int run_tier_args(const TierArgs& a) {
   // With --json - the text goes to stderr (fd 1 is moved there by the check): one stream here.
   std::FILE* text = stdout;
@@ -249,26 +270,10 @@ int run_tier_args(const TierArgs& a) {
     opt.compare = a.compare;
   if (!a.shard.empty())
     opt.shard = harness::parse_shard(a.shard);
-  // What the run reads (its tier files, recordings, keys, catalogue, --compare): no output may
-  // replace one of them (docs/api.md, "Conventions").
+  if (const int rc = check_run_paths(a); rc != kOk)
+    return rc;
+  // What the run reads: the later writes (JUnit, logs) are checked against it again.
   const std::vector<fs::path> inputs = run_inputs(a, opt.layout);
-  // Inputs and outputs named on the command line, before anything is loaded or run: an input
-  // that is not a regular file, an output that is a special file, a symlink to one, or an
-  // input, stop here.
-  try {
-    if (!a.compare.empty())
-      support::check_input_file(a.compare, support::kMaxTextBytes, "--compare file");
-    if (!a.out.empty())
-      check_dir_arg("--out", a.out);
-    if (!a.coverage.empty())
-      check_dir_arg("--coverage", a.coverage);
-    if (!a.junit.empty())
-      check_output_option("--junit", a.junit, inputs);
-    a.json.check(inputs);
-  } catch (const support::FileError& e) {
-    error_line(e.what());
-    return kUsage;
-  }
 
   // Everything that can be checked before the run is: a bad tier file, an unwritable log
   // folder or JUnit path and an unreadable signing key stop here, before any work or log.

@@ -35,6 +35,12 @@ void add_tiers_options(CLI::App& cmd, std::string& tiers, bool& trust, const std
 // mmaemu). Throws harness::TierFileError.
 void check_tiers_option(const std::string& tiers, const harness::Layout& layout, bool trust);
 
+// The paths of a run's command line, checked before anything is loaded or run: an input that is
+// not a regular file, an output (--junit, --json, --out, --coverage) that is a special file, a
+// symlink to one, or one of the files the run reads (tier files, recordings, keys, the signing
+// key, the catalogue, --compare). Prints the one error line and returns kUsage, else kOk.
+int check_run_paths(const TierArgs& a);
+
 // Runs the tier a.name: its prerequisites, the run, the closing lines, the validation log
 // (signed when MMAEMU_SIGNING_KEY names a key; <build>/validation_logs/ unless --log-dir,
 // $MMAEMU_LOG_DIR or --publish says otherwise), JUnit and JSON outputs. Returns the exit status.
