@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,20 @@ TEST(MutantsCli, ACatalogueThatDoesNotFitTheTreeExits2BeforeAnyWork) {
       run_cli({"mutants", "run", "--catalogue", cat.string(), "--only", "(", "--no-log"});
   EXPECT_EQ(only.status, 2) << only.all();
   EXPECT_THAT(only.err, HasSubstr("--only"));
+  // So is an output aimed at the catalogue (through a symlink or a hard link): the output rule
+  // comes before the fit. In a campaign's schema copy the misfit came first, and
+  // CliOutputPaths then failed for every mutant, identity ones included.
+  std::filesystem::create_symlink(cat, t.path() / "link.json");
+  std::filesystem::create_hard_link(cat, t.path() / "hard.json");
+  for (const char* option : {"--json", "--junit"}) {
+    for (const char* target : {"link.json", "hard.json", "catalogue.json"}) {
+      const auto out = run_cli({"mutants", "run", "--catalogue", cat.string(), "--no-log", option,
+                                (t.path() / target).string()});
+      EXPECT_EQ(out.status, 2) << out.all();
+      EXPECT_THAT(out.err, HasSubstr(option)) << target;
+      EXPECT_THAT(out.err, ::testing::Not(HasSubstr("does not fit"))) << target;
+    }
+  }
 }
 
 TEST(MutantsCli, BadOptionsAreNamed) {
