@@ -199,7 +199,11 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   // when alpha scales each partial before the reduction.
   constexpr bool kDirect = std::endian::native == std::endian::little;
   const bool prescale = dec.alpha_before_reduction && opt.scales_before_reduction.has_value();
-  const bool reduce_in_plan = parts.size() > 1 && kDirect && !backend.chain && !prescale;
+  // A profile that merges the partials from the last slice back (no shipped one does) reduces
+  // below, where the order is applied: the plan's reduction takes the slices in order.
+  const bool reversed_merge = profile.gemm.merge == PartialMerge::reverse && d.scheme != "pairwise";
+  const bool reduce_in_plan =
+      parts.size() > 1 && kDirect && !backend.chain && !prescale && !reversed_merge;
   if (reduce_in_plan) {
     plan.reduce = dec.reduce;
     plan.scheme = d.scheme;
@@ -246,11 +250,10 @@ Tensor accumulate(const Tensor& a, const Tensor& b, bool use_fast_accum,
   } else {
     // The profile's merge order: the partials reach a sequential reduction in slice order
     // (forward) or from the last slice back (reverse); the pairwise tree is its own order.
-    const bool reversed = profile.gemm.merge == PartialMerge::reverse && d.scheme != "pairwise";
     std::vector<std::uint32_t> gathered(parts.size());
     for (std::size_t i = 0; i < MN; ++i) {
       for (std::size_t s = 0; s < parts.size(); ++s)
-        gathered[reversed ? parts.size() - 1 - s : s] = partials[s * MN + i];
+        gathered[reversed_merge ? parts.size() - 1 - s : s] = partials[s * MN + i];
       put(i, dec.reduce(gathered.data(), static_cast<int>(parts.size()), d.scheme));
     }
   }

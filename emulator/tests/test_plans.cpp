@@ -23,6 +23,7 @@
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/emulator/plan_decisions.hpp"
 #include "mmaemu/emulator/preset.hpp"
+#include "mmaemu/emulator/profile.hpp"
 #include "mmaemu/emulator/scaled_mm.hpp"
 #include "mmaemu/emulator/warnings.hpp"
 
@@ -290,6 +291,55 @@ TEST_F(Plans, PairwiseTreeOfFourDiffersFromTheSerialOrder) {
   EXPECT_EQ(
       run_accumulate(o.a(), o.b(), true, "ada", SplitKRequest::explicit_split(1)).bits_at(0, 0),
       chain(o, p, 0, 0, 0, 64));
+}
+
+// A profile whose merge is "reverse" (none shipped: a custom one) sums the serial partials from
+// the last slice back, on every path; a "forward" profile sums them in slice order, also on the
+// software path that scales each partial first (alpha_before_reduction, unit scales here).
+// ada, K = 64, (4, "serial"): partials p0 = 2^16, p1 = 0, p2 = p3 = 2^-8 (as above):
+//   reverse: ((p3 + p2) + p1) + p0 = 2^16 + 2^-7 (exact); forward: 2^16 (two ties to even).
+TEST_F(Plans, AReverseMergeSumsThePartialsFromTheLastSliceBackAndForwardInOrder) {
+  Operands o{Format::e4m3, Format::e4m3, 1, 1, 64, Codes(64, 0), Codes(64, 0)};
+  o.A[0] = o.B[0] = 0x78;   // 256 * 256
+  o.A[32] = o.B[32] = 0x18; // 2^-4 * 2^-4
+  o.A[48] = o.B[48] = 0x18;
+  const mmaemu::Preset& p = mmaemu::get_preset_quiet("ada");
+  std::vector<std::uint32_t> parts;
+  for (const auto& [k0, k1] : parts_of(64, 4))
+    parts.push_back(chain(o, p, 0, 0, k0, k1));
+  ASSERT_EQ(parts, (std::vector<std::uint32_t>{0x47800000u, 0u, 0x3B800000u, 0x3B800000u}));
+  const std::vector<std::uint32_t> back(parts.rbegin(), parts.rend());
+  const std::uint32_t forward = reduce(parts, "serial"), reverse = reduce(back, "serial");
+  ASSERT_EQ(forward, 0x47800000u);
+  ASSERT_EQ(reverse, 0x47800001u);
+
+  mmaemu::Profile rev = mmaemu::get_profile("ada");
+  rev.name = "ada-merge-reverse";
+  rev.maturity = mmaemu::Maturity::custom;
+  rev.gemm.merge = mmaemu::PartialMerge::reverse;
+  for (bool fast : {true, false}) {
+    mmaemu::AccumulateOptions opt;
+    opt.profile_ptr = &rev;
+    opt.splitk = SplitKRequest::explicit_split(4, "serial");
+    opt.threads = 1;
+    EXPECT_EQ(mmaemu::accumulate(o.a(), o.b(), fast, opt).bits_at(0, 0), reverse)
+        << (fast ? "fast" : "slow");
+  }
+  // The forward profile on the path that scales each partial before the reduction.
+  mmaemu::model::PlanDecisions d = mmaemu::model::default_decisions();
+  d.alpha_before_reduction = true;
+  mmaemu::model::ScopedDecisions swap(d);
+  for (const mmaemu::Profile* prof :
+       {&mmaemu::get_profile("ada"), &static_cast<const mmaemu::Profile&>(rev)}) {
+    mmaemu::AccumulateOptions opt;
+    opt.profile_ptr = prof;
+    opt.splitk = SplitKRequest::explicit_split(4, "serial");
+    opt.threads = 1;
+    opt.scales_before_reduction = std::make_pair(kOne, kOne);
+    EXPECT_EQ(mmaemu::accumulate(o.a(), o.b(), true, opt).bits_at(0, 0),
+              prof == &rev ? reverse : forward)
+        << prof->name << ", partials scaled first";
+  }
 }
 
 TEST_F(Plans, SlowChunksRestartAtEachPartStart) {
