@@ -5,6 +5,7 @@
 // "host" that is a string): a report over a folder of logs must then show the fallback for that
 // log, never stop. Each function takes any JSON value (an object or not) and never throws.
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -52,6 +53,14 @@ inline long long integer_field(const nlohmann::json& j, const char* key, long lo
 inline double number_field(const nlohmann::json& j, const char* key, double fallback) {
   const auto& m = member(j, key);
   return m.is_number() ? m.get<double>() : fallback;
+}
+
+// a + b, saturated at the ends of long long: a crafted log's counts never overflow a sum.
+inline long long saturating_add(long long a, long long b) {
+  long long r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
+  return r;
 }
 
 } // namespace mmaemu::reports::detail

@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "log_fields.hpp"
 #include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/support/text.hpp"
 
@@ -187,7 +188,8 @@ json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt)
   const ShardLog* worst = nullptr;
   bool worst_empty = false;
   auto add_total = [&](const std::string& key, long long v) {
-    totals_sum[key] = totals_sum.count(key) ? totals_sum[key].get<long long>() + v : v;
+    totals_sum[key] =
+        totals_sum.count(key) ? detail::saturating_add(totals_sum[key].get<long long>(), v) : v;
   };
   for (std::size_t k = 1; k <= n; ++k) {
     if (!by_index[k])
@@ -280,7 +282,7 @@ json merge_checked(const std::vector<ShardLog>& shards, const MergeOptions& opt)
       letters_given += parts[k].size();
       for (const auto& [name, v] : found->items()) {
         if (name != "cases_total" && v.is_number_integer())
-          counts[name] += v.get<long long>();
+          counts[name] = detail::saturating_add(counts[name], v.get<long long>());
       }
       sec += found->value("seconds", 0.0);
     }

@@ -24,7 +24,9 @@ inline const std::vector<std::string>& outcome_names() {
 }
 
 inline long long total_of(const nlohmann::json& log, const std::string& key) {
-  return integer_field(object_field(log, "totals"), key.c_str(), 0);
+  // A count: a crafted negative one reads as 0.
+  const long long n = integer_field(object_field(log, "totals"), key.c_str(), 0);
+  return n > 0 ? n : 0;
 }
 
 inline std::string seconds_text(const nlohmann::json& log) {

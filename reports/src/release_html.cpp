@@ -51,8 +51,9 @@ std::string tier_bars_svg(const ReleaseReport& r) {
     const nlohmann::json* log = row.log ? &r.logs[*row.log].log : nullptr;
     long long total = 0;
     if (log) {
-      for (const auto& o : outcome_names())
-        total += total_of(*log, o);
+      for (const auto& o : outcome_names()) {
+        total = saturating_add(total, total_of(*log, o)); // crafted totals saturate
+      }
     }
     if (!log || total == 0) {
       const std::string status = log ? row.status : "MISSING";

@@ -2,7 +2,6 @@
 #include "mmaemu/reports/release_report.hpp"
 
 #include <algorithm>
-#include <climits>
 
 #include "log_fields.hpp"
 #include "mmaemu/outcome/outcome.hpp"
@@ -42,7 +41,7 @@ long long cases_run(const nlohmann::json& log) {
   for (auto o : outcome::kAllOutcomes) {
     const long long k = detail::integer_field(t, outcome::outcome_name(o), 0);
     if (outcome::ran(o) && k > 0)
-      n = k > LLONG_MAX - n ? LLONG_MAX : n + k; // crafted totals saturate, never overflow
+      n = detail::saturating_add(n, k); // crafted totals saturate, never overflow
   }
   return n;
 }

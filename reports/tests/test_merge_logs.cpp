@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "log_fixtures.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
 
@@ -53,6 +55,21 @@ TEST(MergeShardLogs, InterleavesOutcomesAndSumsTotals) {
   EXPECT_EQ(m["inputs"].size(), 1u);
   EXPECT_NEAR(m["durations"]["seconds"].get<double>(), 4.5, 1e-9); // a sum of durations, not bits
   EXPECT_FALSE(m.contains("signed"));
+}
+
+// Crafted shard logs whose counts reach the end of long long saturate in the sum (a signed
+// overflow would be undefined behaviour, which the sanitizer build stops on).
+TEST(MergeShardLogs, CountsAtTheEndOfLongLongSaturate) {
+  const std::string all = "PPPP";
+  auto a = shard(1, 2, all, "PASS"), b = shard(2, 2, all, "PASS");
+  constexpr long long kMax = std::numeric_limits<long long>::max();
+  a.log["totals"]["PASS"] = kMax;
+  b.log["totals"]["PASS"] = kMax;
+  a.log["sets"][0]["passed"] = kMax;
+  b.log["sets"][0]["passed"] = kMax;
+  const json m = merge_shard_logs({a, b});
+  EXPECT_EQ(m["totals"]["PASS"].get<long long>(), kMax);
+  EXPECT_EQ(m["sets"][0]["passed"].get<long long>(), kMax);
 }
 
 TEST(MergeShardLogs, AllPassingShardsMergeToPass) {
