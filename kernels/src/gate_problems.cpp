@@ -163,6 +163,9 @@ std::uint8_t e4m3(int sign, int e, int m) {
 // The code of sign * sig * 2^e where sig * 8 is an integer in [8, 16), or 0 when that value is
 // not an E4M3 value (below the subnormals' resolution or above the normal range).
 std::uint8_t e4m3_value(int sign, int sig8, int e) {
+  // 1.875 * 2^8 = 480 is above E4M3's largest finite value (448): its code, 0x7F, is the NaN.
+  if (e == 8 && sig8 == 15)
+    return 0;
   if (e >= -6 && e <= 8)
     return e4m3(sign, e, sig8 - 8);
   // A subnormal: sig8 * 2^(e - 3) = m * 2^-9 with m = sig8 * 2^(e + 6) an integer below 8.

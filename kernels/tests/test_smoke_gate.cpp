@@ -37,6 +37,32 @@ TEST(SmokeGate, TheReferenceItselfPasses) {
   EXPECT_TRUE(r.passed) << r.detail;
 }
 
+// Gate inputs are finite codes (seed 000): E4M3 has no infinity, and its NaNs are 0x7F and 0xFF
+// (OCP FP8, sign bit either way). A NaN input would make every kernel agree on NaN outputs and
+// test nothing of the chain. Every problem of every gate, and the random and adversarial ones,
+// hold only finite codes, in vectors of their declared shapes.
+TEST(SmokeGate, EveryGateProblemHoldsOnlyFiniteCodesOfItsShape) {
+  std::vector<GateProblem> all = smoke_problems();
+  for (auto& set : {window_problems(), design_a_problems(), adversarial_problems(7, 4, 8, 64)})
+    all.insert(all.end(), set.begin(), set.end());
+  for (std::uint32_t seed = 1; seed <= 8; ++seed) {
+    all.push_back(random_problem(seed, 8, 8, 256));
+    all.push_back(mixed_adversarial_problem(seed, 8, 8, 256));
+  }
+  std::size_t codes = 0;
+  for (const auto& p : all) {
+    ASSERT_EQ(p.a.size(), static_cast<std::size_t>(p.M) * static_cast<std::size_t>(p.K)) << p.what;
+    ASSERT_EQ(p.b.size(), static_cast<std::size_t>(p.N) * static_cast<std::size_t>(p.K)) << p.what;
+    for (const auto* v : {&p.a, &p.b}) {
+      for (std::uint8_t c : *v) {
+        EXPECT_TRUE(c != 0x7F && c != 0xFF) << p.what << ": NaN code 0x" << std::hex << int(c);
+        ++codes;
+      }
+    }
+  }
+  EXPECT_GT(codes, 10000u); // enough draws that a NaN let through would appear
+}
+
 TEST(SmokeGate, ADifferenceNamesItsRowThenItsColumn) {
   const std::vector<GateProblem> problems = smoke_problems();
   const GateProblem& p = problems.front();
