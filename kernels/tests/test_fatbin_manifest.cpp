@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -155,6 +156,53 @@ TEST(FatbinManifest, FatbinDirIsTheEnvironmentsThenAnExistingCandidate) {
   env.unset("MMAEMU_FATBIN_DIR");
   const fs::path d = mmaemu::kernels::fatbin_dir();
   EXPECT_TRUE(d.string().ends_with("kernels/bin")) << d;
+}
+
+// Architectures are compute capabilities times ten: 30 (sm_30) to 199 are read, nothing
+// else; a manifest that names others is refused when read and when written.
+TEST(FatbinManifest, ArchitecturesFrom30To199AreTheRange) {
+  for (int a : {30, 75, 199}) {
+    FatbinManifest m = sample();
+    m.modules[0].sass = {a};
+    m.modules[0].ptx = a;
+    const std::string text = mmaemu::kernels::manifest_to_json(m);
+    EXPECT_NO_THROW(mmaemu::kernels::parse_manifest(text, "t.json")) << a;
+  }
+  for (int a : {0, 29, 200, 750}) {
+    FatbinManifest m = sample();
+    m.modules[0].sass = {75};
+    m.modules[0].ptx = 75;
+    std::string text = mmaemu::kernels::manifest_to_json(m);
+    const auto at = text.find("75");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 2, std::to_string(a));
+    EXPECT_THROW(mmaemu::kernels::parse_manifest(text, "t.json"), ManifestError) << a;
+    m.modules[0].sass = {a};
+    TempDir dir("fatbin-arch");
+    EXPECT_THROW(mmaemu::kernels::write_manifest(dir / "manifest.json", m), ManifestError) << a;
+  }
+}
+
+// check_fatbins compares each entry's PTX architecture with its KernelSpec's: another one, or
+// none where the spec has one, is a problem naming the module.
+TEST(FatbinManifest, CheckFatbinsNamesAPtxArchitectureThatDiffersOrIsMissing) {
+  for (bool missing : {false, true}) {
+    TempDir dir("fatbins-ptx");
+    FatbinManifest m = mmaemu::testing::write_fatbins(dir.path());
+    const auto it = std::find_if(m.modules.begin(), m.modules.end(),
+                                 [](const FatbinEntry& e) { return e.ptx.has_value(); });
+    ASSERT_NE(it, m.modules.end()) << "no kernel spec with PTX";
+    const std::string module = it->module;
+    if (missing)
+      it->ptx = std::nullopt;
+    else
+      it->ptx = *it->ptx == 199 ? 198 : *it->ptx + 1;
+    mmaemu::kernels::write_manifest(dir / "manifest.json", m);
+    const auto problems = mmaemu::kernels::check_fatbins(dir.path());
+    ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(problems);
+    EXPECT_NE(problems[0].find(module), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("differ from its KernelSpec"), std::string::npos) << problems[0];
+  }
 }
 
 TEST(FatbinManifest, CheckFatbinsIsEmptyForAGoodBuild) {
