@@ -262,18 +262,30 @@ TEST_F(Plans, PairwiseSplitOnAdaReducesAsABinaryTree) {
   sweep({{"ada", 3, "pairwise"}, {"ada", 4, "pairwise"}}, 505);
 }
 
-TEST_F(Plans, PairwiseTreeOfFourDiffersFromTheSerialOrder) {
-  // ada, K = 64, (4, "pairwise"): parts of 16. Partials p0 = 2^16, p1 = 0, p2 = p3 = 2^-8:
-  //   tree:   (p0 + p1) + (p2 + p3) = 2^16 + 2^-7 (exact)
-  //   serial: ((p0 + p1) + p2) + p3 = 2^16 (two ties to even)
+// ada, K = 64, split in 4 parts of 16: partials p0 = 2^16, p1 = 0, p2 = p3 = 2^-8 (each part's
+// one product; the tests assert them from model::dot before they use them).
+Operands four_partials_operands() {
   Operands o{Format::e4m3, Format::e4m3, 1, 1, 64, Codes(64, 0), Codes(64, 0)};
   o.A[0] = o.B[0] = 0x78;   // 256 * 256
   o.A[32] = o.B[32] = 0x18; // 2^-4 * 2^-4
   o.A[48] = o.B[48] = 0x18;
-  const mmaemu::Preset& p = mmaemu::get_preset_quiet("ada");
+  return o;
+}
+
+std::vector<std::uint32_t> partials_of_four(const Operands& o, const mmaemu::Preset& p) {
   std::vector<std::uint32_t> parts;
   for (const auto& [k0, k1] : parts_of(64, 4))
     parts.push_back(chain(o, p, 0, 0, k0, k1));
+  return parts;
+}
+
+TEST_F(Plans, PairwiseTreeOfFourDiffersFromTheSerialOrder) {
+  // ada, K = 64, (4, "pairwise"): parts of 16. Partials p0 = 2^16, p1 = 0, p2 = p3 = 2^-8:
+  //   tree:   (p0 + p1) + (p2 + p3) = 2^16 + 2^-7 (exact)
+  //   serial: ((p0 + p1) + p2) + p3 = 2^16 (two ties to even)
+  const Operands o = four_partials_operands();
+  const mmaemu::Preset& p = mmaemu::get_preset_quiet("ada");
+  const std::vector<std::uint32_t> parts = partials_of_four(o, p);
   ASSERT_EQ(parts, (std::vector<std::uint32_t>{0x47800000u, 0u, 0x3B800000u, 0x3B800000u}));
   ASSERT_EQ(reduce(parts, "pairwise"), 0x47800001u);
   ASSERT_EQ(reduce(parts, "serial"), 0x47800000u);
@@ -299,14 +311,9 @@ TEST_F(Plans, PairwiseTreeOfFourDiffersFromTheSerialOrder) {
 // ada, K = 64, (4, "serial"): partials p0 = 2^16, p1 = 0, p2 = p3 = 2^-8 (as above):
 //   reverse: ((p3 + p2) + p1) + p0 = 2^16 + 2^-7 (exact); forward: 2^16 (two ties to even).
 TEST_F(Plans, AReverseMergeSumsThePartialsFromTheLastSliceBackAndForwardInOrder) {
-  Operands o{Format::e4m3, Format::e4m3, 1, 1, 64, Codes(64, 0), Codes(64, 0)};
-  o.A[0] = o.B[0] = 0x78;   // 256 * 256
-  o.A[32] = o.B[32] = 0x18; // 2^-4 * 2^-4
-  o.A[48] = o.B[48] = 0x18;
+  const Operands o = four_partials_operands();
   const mmaemu::Preset& p = mmaemu::get_preset_quiet("ada");
-  std::vector<std::uint32_t> parts;
-  for (const auto& [k0, k1] : parts_of(64, 4))
-    parts.push_back(chain(o, p, 0, 0, k0, k1));
+  const std::vector<std::uint32_t> parts = partials_of_four(o, p);
   ASSERT_EQ(parts, (std::vector<std::uint32_t>{0x47800000u, 0u, 0x3B800000u, 0x3B800000u}));
   const std::vector<std::uint32_t> back(parts.rbegin(), parts.rend());
   const std::uint32_t forward = reduce(parts, "serial"), reverse = reduce(back, "serial");
