@@ -183,6 +183,22 @@ TEST(FatbinManifest, ArchitecturesFrom30To199AreTheRange) {
   }
 }
 
+// A module must carry code: no SASS and no PTX is refused when written and when read.
+TEST(FatbinManifest, AModuleWithNeitherSassNorPtxIsRefused) {
+  FatbinManifest m = sample();
+  m.modules[1].sass.clear();
+  m.modules[1].ptx = std::nullopt;
+  TempDir dir("fatbin-empty");
+  try {
+    mmaemu::kernels::write_manifest(dir / "manifest.json", m);
+    ADD_FAILURE() << "written";
+  } catch (const ManifestError& e) {
+    EXPECT_NE(std::string(e.what()).find("neither SASS nor PTX"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(mmaemu::kernels::parse_manifest(mmaemu::kernels::manifest_to_json(m), "t.json"),
+               ManifestError);
+}
+
 // check_fatbins compares each entry's PTX architecture with its KernelSpec's: another one, or
 // none where the spec has one, is a problem naming the module.
 TEST(FatbinManifest, CheckFatbinsNamesAPtxArchitectureThatDiffersOrIsMissing) {
