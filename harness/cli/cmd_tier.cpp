@@ -219,10 +219,10 @@ std::vector<fs::path> run_inputs(const TierArgs& a, const harness::Layout& layou
 
 } // namespace
 
-int check_run_paths(const TierArgs& a) {
-  // What the run reads (its tier files, recordings, keys, catalogue, --compare): no output may
-  // replace one of them (docs/api.md, "Conventions").
-  const std::vector<fs::path> inputs = run_inputs(a, harness::discover_layout(overrides(a)));
+namespace {
+
+// check_run_paths against `inputs`, the files the run reads (run_inputs).
+int check_paths(const TierArgs& a, const std::vector<fs::path>& inputs) {
   try {
     if (!a.compare.empty())
       support::check_input_file(a.compare, support::kMaxTextBytes, "--compare file");
@@ -238,6 +238,12 @@ int check_run_paths(const TierArgs& a) {
     return kUsage;
   }
   return kOk;
+}
+
+} // namespace
+
+int check_run_paths(const TierArgs& a) {
+  return check_paths(a, run_inputs(a, harness::discover_layout(overrides(a))));
 }
 
 int run_tier_args(const TierArgs& a) {
@@ -270,10 +276,11 @@ int run_tier_args(const TierArgs& a) {
     opt.compare = a.compare;
   if (!a.shard.empty())
     opt.shard = harness::parse_shard(a.shard);
-  if (const int rc = check_run_paths(a); rc != kOk)
-    return rc;
-  // What the run reads: the later writes (JUnit, logs) are checked against it again.
+  // What the run reads (its tier files, recordings, keys, catalogue, --compare): no output may
+  // replace one of them (docs/api.md, "Conventions"); the later writes are checked against it too.
   const std::vector<fs::path> inputs = run_inputs(a, opt.layout);
+  if (const int rc = check_paths(a, inputs); rc != kOk)
+    return rc;
 
   // Everything that can be checked before the run is: a bad tier file, an unwritable log
   // folder or JUnit path and an unreadable signing key stop here, before any work or log.
