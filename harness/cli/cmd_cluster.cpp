@@ -49,10 +49,6 @@ struct ClusterArgs {
   bool submit = false, hold_merge = false, trust_tiers = false;
 };
 
-std::string shown(const std::string& s) {
-  return support::printable(s, 256);
-}
-
 // The command line, as a shell would take it back.
 std::string made_by() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);

@@ -37,10 +37,6 @@ struct GemmArgs {
 
 constexpr unsigned kMaxThreads = 4096;
 
-std::string shown(const std::string& s) {
-  return support::printable(s, 256);
-}
-
 // A size of a recorded case, within the emulator's limit per dimension.
 std::int64_t recorded_dim(std::uint64_t v, const char* name, const std::string& where) {
   if (v > static_cast<std::uint64_t>(kMaxGemmDim)) {

@@ -61,10 +61,6 @@ fs::path keys_dir(const ReportArgs& a) {
   return harness::discover_layout().keys_dir;
 }
 
-std::string shown(const fs::path& p) {
-  return support::printable(p.string(), 256);
-}
-
 int run_keygen(const ReportArgs& a) {
   try {
     // Neither key file may be a special file, a folder or something mmaemu reads.

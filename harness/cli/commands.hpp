@@ -3,8 +3,11 @@
 // The `mmaemu` subcommands. Each adds itself to the app and sets `exit_code` when it runs.
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include "mmaemu/support/text.hpp"
 
 namespace mmaemu::cli {
 
@@ -39,5 +42,15 @@ void add_evidence(CLI::App& app, int& exit_code);
 
 // Prints "mmaemu: <message>" to stderr.
 void error_line(const std::string& message);
+
+// A value echoed in a message or a table: control and non-ASCII bytes escaped, cut to `max`
+// characters (support::printable). The one helper of every subcommand (a file-local copy would
+// also clash in the unity build, MMAEMU_UNITY).
+inline std::string shown(const std::string& s, std::size_t max = 256) {
+  return support::printable(s, max);
+}
+inline std::string shown(const std::filesystem::path& p, std::size_t max = 256) {
+  return support::printable(p.string(), max);
+}
 
 } // namespace mmaemu::cli

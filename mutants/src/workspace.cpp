@@ -240,16 +240,11 @@ std::map<std::string, std::string> Workspace::build_env() const {
 }
 
 void Workspace::configure(double timeout_s) {
-  std::vector<std::string> argv = {"cmake",
-                                   "-S",
-                                   src().string(),
-                                   "-B",
-                                   build_dir().string(),
-                                   "-G",
-                                   "Ninja",
-                                   "-DCMAKE_BUILD_TYPE=Release",
-                                   "-DMMAEMU_BENCH=OFF",
-                                   "-DMMAEMU_PYTHON=OFF"};
+  std::vector<std::string> argv = {"cmake", "-S", src().string(), "-B", build_dir().string(), "-G",
+                                   "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DMMAEMU_BENCH=OFF",
+                                   "-DMMAEMU_PYTHON=OFF",
+                                   // a mutant rebuilds its one file, not a unity batch
+                                   "-DMMAEMU_UNITY=OFF"};
   if (!opt_.shared_dir.empty())
     argv.push_back("-DMMAEMU_SHARED_DIR=" + opt_.shared_dir.string());
   if (support::find_program("ccache"))

@@ -24,10 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shown(const fs::path& p) {
-  return support::printable(p.string(), 256);
-}
-
 std::string openssl_error() {
   const unsigned long e = ERR_get_error();
   ERR_clear_error();
@@ -106,7 +102,7 @@ void write_key_file(const fs::path& path, const std::string& content, unsigned m
     throw SigningError(e.what());
   }
   if (!created)
-    throw SigningError(shown(path) + ": exists; refusing to overwrite a key file");
+    throw SigningError(support::shown_path(path) + ": exists; refusing to overwrite a key file");
 }
 
 } // namespace
@@ -121,10 +117,11 @@ fs::path public_key_path(const fs::path& private_key) {
 KeyFiles generate_key(const fs::path& private_key) {
   if (private_key.filename().empty() || private_key.filename() == "." ||
       private_key.filename() == "..") {
-    throw SigningError(shown(private_key) + ": names a folder, not a private key file");
+    throw SigningError(support::shown_path(private_key) +
+                       ": names a folder, not a private key file");
   }
   if (ends_with_pub(private_key)) {
-    throw SigningError(shown(private_key) +
+    throw SigningError(support::shown_path(private_key) +
                        ": a .pub name is for the public key; give the private key's name "
                        "(KEY.pem), and KEY.pub is written beside it");
   }
@@ -132,7 +129,7 @@ KeyFiles generate_key(const fs::path& private_key) {
   std::error_code ec;
   for (const auto& f : {files.private_key, files.public_key}) {
     if (fs::symlink_status(f, ec).type() != fs::file_type::not_found) {
-      throw SigningError(shown(f) + ": exists; refusing to overwrite a key file");
+      throw SigningError(support::shown_path(f) + ": exists; refusing to overwrite a key file");
     }
   }
   EVP_PKEY* raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
@@ -161,10 +158,11 @@ Key load_private_key(const fs::path& path) {
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw SigningError(shown(path) + ": private key can be read or written by group or others " +
-                       "(mode " + mode + "); refusing to sign with it: chmod 600 " + shown(path));
+    throw SigningError(
+        support::shown_path(path) + ": private key can be read or written by group or others " +
+        "(mode " + mode + "); refusing to sign with it: chmod 600 " + support::shown_path(path));
   }
-  return private_key_from_pem(pem, shown(path));
+  return private_key_from_pem(pem, support::shown_path(path));
 }
 
 Key private_key_from_pem(std::string_view pem, std::string_view where) {
@@ -206,7 +204,7 @@ Key public_key_from_pem(std::string_view pem, std::string_view where) {
 }
 
 Key load_public_key(const fs::path& path) {
-  return public_key_from_pem(read_key_file(path, "public key"), shown(path));
+  return public_key_from_pem(read_key_file(path, "public key"), support::shown_path(path));
 }
 
 Key private_key_from_raw(std::string_view secret) {

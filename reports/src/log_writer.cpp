@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shown(const fs::path& p) {
-  return support::printable(p.string(), 256);
-}
-
 // support::write_file_exclusive with this library's error type: false if `path` exists.
 bool create_new(const fs::path& path, const std::string& content) {
   try {
@@ -60,7 +56,8 @@ PublishedLog write_under_free_name(const std::string& bytes, const std::string& 
     out.log = target;
     return out;
   }
-  throw LogWriteError(shown(dir) + ": no free name for " + support::printable(stem) + ".json");
+  throw LogWriteError(support::shown_path(dir) + ": no free name for " + support::printable(stem) +
+                      ".json");
 }
 
 } // namespace
@@ -70,7 +67,7 @@ fs::path prepare_log_dir(const fs::path& root, const std::string& date) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw LogWriteError("log folder '" + shown(dir) + "' cannot be created (" +
+    throw LogWriteError("log folder '" + support::shown_path(dir) + "' cannot be created (" +
                         (ec ? ec.message() : "not a folder") + ")");
   }
   // Probe: can a file be created there? Checking permission bits is not enough (read-only
@@ -81,7 +78,8 @@ fs::path prepare_log_dir(const fs::path& root, const std::string& date) {
   try {
     create_new(probe, "");
   } catch (const LogWriteError& e) {
-    throw LogWriteError("log folder '" + shown(dir) + "' is not writable (" + e.what() + ")");
+    throw LogWriteError("log folder '" + support::shown_path(dir) + "' is not writable (" +
+                        e.what() + ")");
   }
   ::unlink(probe.c_str());
   return dir;

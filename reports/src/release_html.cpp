@@ -13,10 +13,6 @@ namespace mmaemu::reports {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  return html_escape(s);
-}
-
 const std::map<std::string, std::string>& colours() {
   static const std::map<std::string, std::string> c = {
       {"PASS", "#2e7d32"},  {"FAIL", "#c62828"},  {"ERROR", "#6a1b9a"},  {"UNSUPPORTED", "#9e9e9e"},
@@ -46,8 +42,8 @@ std::string tier_bars_svg(const ReleaseReport& r) {
                     "\" role=\"img\" aria-label=\"cases per outcome, per tier\">\n";
   int y = 4;
   for (const auto& row : r.rows) {
-    svg += "<text x=\"0\" y=\"" + std::to_string(y + 16) + "\" class=\"lbl\">" + esc(row.tier) +
-           "</text>\n";
+    svg += "<text x=\"0\" y=\"" + std::to_string(y + 16) + "\" class=\"lbl\">" +
+           html_escape(row.tier) + "</text>\n";
     const nlohmann::json* log = row.log ? &r.logs[*row.log].log : nullptr;
     long long total = 0;
     if (log) {
@@ -60,10 +56,10 @@ std::string tier_bars_svg(const ReleaseReport& r) {
       svg += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(y) +
              "\" width=\"" + std::to_string(bar_w) + "\" height=\"20\" fill=\"" +
              (log ? colour(status) : std::string("#ffffff")) +
-             "\" stroke=\"#757575\" stroke-dasharray=\"4 3\"><title>" + esc(row.tier) + ": " +
-             esc(status) + "</title></rect>\n";
+             "\" stroke=\"#757575\" stroke-dasharray=\"4 3\"><title>" + html_escape(row.tier) +
+             ": " + html_escape(status) + "</title></rect>\n";
       svg += "<text x=\"" + std::to_string(label_w + bar_w + 8) + "\" y=\"" +
-             std::to_string(y + 15) + "\" class=\"cnt\">" + esc(status) +
+             std::to_string(y + 15) + "\" class=\"cnt\">" + html_escape(status) +
              (log ? " (no case ran)" : " (no log)") + "</text>\n";
       y += row_h;
       continue;
@@ -77,12 +73,12 @@ std::string tier_bars_svg(const ReleaseReport& r) {
       const double w = bar_w * static_cast<double>(n) / static_cast<double>(total);
       svg += "<rect x=\"" + number_text(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
              number_text(std::max(w, 1.0)) + "\" height=\"20\" fill=\"" + colour(o) + "\"><title>" +
-             esc(row.tier) + " " + o + ": " + std::to_string(n) + "</title></rect>\n";
+             html_escape(row.tier) + " " + o + ": " + std::to_string(n) + "</title></rect>\n";
       x += w;
       counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + o;
     }
     svg += "<text x=\"" + std::to_string(label_w + bar_w + 8) + "\" y=\"" + std::to_string(y + 15) +
-           "\" class=\"cnt\">" + esc(row.status + ": " + counts) + "</text>\n";
+           "\" class=\"cnt\">" + html_escape(row.status + ": " + counts) + "</text>\n";
     y += row_h;
   }
   // Legend.
@@ -112,10 +108,10 @@ std::string bench_svg(const std::vector<detail::BenchRow>& rows) {
     const double w = bar_w * std::max(b.value, 0.0) / scale;
     const std::string fill = b.met == "no" ? "#c62828" : (b.met == "yes" ? "#2e7d32" : "#1565c0");
     svg += "<text x=\"0\" y=\"" + std::to_string(y + 16) + "\" class=\"lbl\">" +
-           esc(b.tier + " " + b.name) + "</text>\n";
+           html_escape(b.tier + " " + b.name) + "</text>\n";
     svg += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
            number_text(std::max(w, 1.0)) + "\" height=\"20\" fill=\"" + fill + "\"><title>" +
-           esc(b.name + ": " + number_text(b.value) + " " + b.unit) + "</title></rect>\n";
+           html_escape(b.name + ": " + number_text(b.value) + " " + b.unit) + "</title></rect>\n";
     std::string text = number_text(b.value) + " " + b.unit;
     if (b.has_target) {
       const double tx = label_w + bar_w * b.target / scale;
@@ -127,7 +123,7 @@ std::string bench_svg(const std::vector<detail::BenchRow>& rows) {
               number_text(b.target) + ": " + (b.met == "yes" ? "met" : "NOT met") + ")";
     }
     svg += "<text x=\"" + std::to_string(label_w + bar_w + 8) + "\" y=\"" + std::to_string(y + 15) +
-           "\" class=\"cnt\">" + esc(text) + "</text>\n";
+           "\" class=\"cnt\">" + html_escape(text) + "</text>\n";
     y += row_h;
   }
   svg += "</svg>\n";
@@ -140,7 +136,7 @@ std::string release_html(const ReleaseReport& r) {
   using namespace detail;
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  h += "<title>mmaemu release sign-off " + esc(r.date) + "</title>\n";
+  h += "<title>mmaemu release sign-off " + html_escape(r.date) + "</title>\n";
   h +=
       "<style>\n"
       "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#212121}\n"
@@ -152,28 +148,28 @@ std::string release_html(const ReleaseReport& r) {
       "font-weight:bold}\n"
       "svg .lbl{font:13px sans-serif}svg .cnt{font:12px sans-serif;fill:#424242}\n"
       "code{background:#f5f5f5;padding:0 3px}\n</style>\n</head>\n<body>\n";
-  h += "<h1>mmaemu release sign-off, " + esc(r.date) + "</h1>\n";
+  h += "<h1>mmaemu release sign-off, " + html_escape(r.date) + "</h1>\n";
   h += "<p><span class=\"verdict " + std::string(r.verdict == "PASS" ? "PASS" : "FAIL") + "\">" +
-       esc(r.verdict) + "</span></p>\n";
-  h += "<p>Commit <code>" + esc(r.commit) +
+       html_escape(r.verdict) + "</span></p>\n";
+  h += "<p>Commit <code>" + html_escape(r.commit) +
        "</code> (HEAD of the source tree; every log must come from it, clean).</p>\n";
   if (!r.notes.empty()) {
     h += "<p class=\"bad\">Logs NOT of this commit or not clean, taken by "
          "<code>--allow-other-commit</code>:</p>\n<ul>\n";
     for (const auto& n : r.notes)
-      h += "<li>" + esc(n) + "</li>\n";
+      h += "<li>" + html_escape(n) + "</li>\n";
     h += "</ul>\n";
   }
   if (!r.reasons.empty()) {
     h += "<p>Why not PASS:</p>\n<ul>\n";
     for (const auto& why : r.reasons)
-      h += "<li>" + esc(why) + "</li>\n";
+      h += "<li>" + html_escape(why) + "</li>\n";
     h += "</ul>\n";
   }
   h += "<p>PASS requires every required tier's latest whole-run log of the date to say PASS with "
        "at least one case run, and every log in the folder to verify against the trusted keys in "
        "<code>" +
-       esc(r.keys_dir.string()) + "</code>.</p>\n";
+       html_escape(r.keys_dir.string()) + "</code>.</p>\n";
 
   h += "<h2>Tiers</h2>\n" + tier_bars_svg(r);
   h += "<table>\n<tr><th>tier</th><th>title</th><th>required</th><th>status</th><th>cases</th>";
@@ -181,7 +177,7 @@ std::string release_html(const ReleaseReport& r) {
     h += "<th>" + o + "</th>";
   h += "<th>seconds</th><th>log</th><th>signature</th><th>reason</th></tr>\n";
   for (const auto& row : r.rows) {
-    h += "<tr><td>" + esc(row.tier) + "</td><td>" + esc(row.title) + "</td><td>" +
+    h += "<tr><td>" + html_escape(row.tier) + "</td><td>" + html_escape(row.title) + "</td><td>" +
          (row.required ? "yes" : "no") + "</td>";
     if (!row.log) {
       h += "<td class=\"st-MISSING\">MISSING</td><td colspan=\"" +
@@ -190,14 +186,15 @@ std::string release_html(const ReleaseReport& r) {
       continue;
     }
     const auto& l = r.logs[*row.log];
-    h += "<td class=\"" + status_class(row.status) + "\">" + esc(row.status) +
+    h += "<td class=\"" + status_class(row.status) + "\">" + html_escape(row.status) +
          "</td><td class=\"n\">" + std::to_string(total_of(l.log, "cases")) + "</td>";
     for (const auto& o : outcome_names()) {
       h += "<td class=\"n\">" + std::to_string(total_of(l.log, o)) + "</td>";
     }
-    h += "<td class=\"n\">" + seconds_text(l.log) + "</td><td>" + esc(l.file.filename().string()) +
-         "</td><td" + (l.verification.ok ? ">verified" : " class=\"bad\">not verified") +
-         "</td><td>" + esc(text_field(l.log, "reason", "")) + "</td></tr>\n";
+    h += "<td class=\"n\">" + seconds_text(l.log) + "</td><td>" +
+         html_escape(l.file.filename().string()) + "</td><td" +
+         (l.verification.ok ? ">verified" : " class=\"bad\">not verified") + "</td><td>" +
+         html_escape(text_field(l.log, "reason", "")) + "</td></tr>\n";
   }
   h += "</table>\n";
 
@@ -207,11 +204,11 @@ std::string release_html(const ReleaseReport& r) {
     h += "<table>\n<tr><th>tier</th><th>benchmark</th><th>value</th><th>target</th><th>unit</th>"
          "<th>better</th><th>met</th></tr>\n";
     for (const auto& b : bench) {
-      h += "<tr><td>" + esc(b.tier) + "</td><td>" + esc(b.name) + "</td><td class=\"n\">" +
-           number_text(b.value) + "</td><td class=\"n\">" +
-           (b.has_target ? number_text(b.target) : "") + "</td><td>" + esc(b.unit) + "</td><td>" +
-           esc(b.better) + "</td><td" + (b.met == "no" ? " class=\"bad\"" : "") + ">" + b.met +
-           "</td></tr>\n";
+      h += "<tr><td>" + html_escape(b.tier) + "</td><td>" + html_escape(b.name) +
+           "</td><td class=\"n\">" + number_text(b.value) + "</td><td class=\"n\">" +
+           (b.has_target ? number_text(b.target) : "") + "</td><td>" + html_escape(b.unit) +
+           "</td><td>" + html_escape(b.better) + "</td><td" +
+           (b.met == "no" ? " class=\"bad\"" : "") + ">" + b.met + "</td></tr>\n";
     }
     h += "</table>\n";
   }
@@ -220,7 +217,7 @@ std::string release_html(const ReleaseReport& r) {
     h += "<h2>Evidence</h2>\n<p>The status of the modelling decisions (docs/semantics.md), "
          "counted per profile and accumulation mode:</p>\n<ul>\n";
     for (const auto& line : r.evidence)
-      h += "<li>" + esc(line) + "</li>\n";
+      h += "<li>" + html_escape(line) + "</li>\n";
     h += "</ul>\n";
   }
 
@@ -239,15 +236,15 @@ std::string release_html(const ReleaseReport& r) {
       const auto& hj = object_field(j, "host");
       host = text_field(hj, "hostname", "") + " (" + text_field(hj, "cpu_model", "") + ")";
     }
-    h += "<tr><td>" + esc(l.file.filename().string()) + "</td><td>" + esc(tier) + "</td><td>" +
-         esc(shard) + "</td><td class=\"" + status_class(verdict) + "\">" + esc(verdict) +
-         "</td><td>" + esc(commit_text(j)) + "</td><td>" + esc(host) + "</td><td" +
-         (l.verification.ok ? ">" : " class=\"bad\">") + esc(l.verification.reason) +
-         "</td></tr>\n";
+    h += "<tr><td>" + html_escape(l.file.filename().string()) + "</td><td>" + html_escape(tier) +
+         "</td><td>" + html_escape(shard) + "</td><td class=\"" + status_class(verdict) + "\">" +
+         html_escape(verdict) + "</td><td>" + html_escape(commit_text(j)) + "</td><td>" +
+         html_escape(host) + "</td><td" + (l.verification.ok ? ">" : " class=\"bad\">") +
+         html_escape(l.verification.reason) + "</td></tr>\n";
   }
   h += "</table>\n";
-  h += "<p>Generated " + esc(r.generated_utc) + " by <code>mmaemu report release --date " +
-       esc(r.date) + "</code>.</p>\n</body>\n</html>\n";
+  h += "<p>Generated " + html_escape(r.generated_utc) + " by <code>mmaemu report release --date " +
+       html_escape(r.date) + "</code>.</p>\n</body>\n</html>\n";
   return h;
 }
 

@@ -11,36 +11,32 @@ namespace {
 
 // Every field copied into the report, from a log or not, goes through the one escaping
 // function of the format: a table cell or list item can never become Markdown.
-std::string esc(const std::string& s) {
-  return markdown_escape(s);
-}
-
 } // namespace
 
 std::string release_markdown(const ReleaseReport& r) {
   using namespace detail;
   std::string md;
-  md += "# mmaemu release sign-off, " + esc(r.date) + "\n\n";
-  md += "Verdict: **" + esc(r.verdict) + "**\n\n";
-  md += "Commit: " + esc(r.commit) +
+  md += "# mmaemu release sign-off, " + markdown_escape(r.date) + "\n\n";
+  md += "Verdict: **" + markdown_escape(r.verdict) + "**\n\n";
+  md += "Commit: " + markdown_escape(r.commit) +
         " (HEAD of the source tree; every log must come from it, "
         "clean)\n\n";
   if (!r.notes.empty()) {
     md += "Logs NOT of this commit or not clean, taken by `--allow-other-commit`:\n\n";
     for (const auto& n : r.notes)
-      md += "- " + esc(n) + "\n";
+      md += "- " + markdown_escape(n) + "\n";
     md += "\n";
   }
   if (!r.reasons.empty()) {
     md += "Why not PASS:\n\n";
     for (const auto& why : r.reasons)
-      md += "- " + esc(why) + "\n";
+      md += "- " + markdown_escape(why) + "\n";
     md += "\n";
   }
   md += "PASS requires every required tier's latest whole-run log of the date to say PASS with "
         "at least one case run, and every log in the folder to verify against the trusted keys "
         "(" +
-        esc(r.keys_dir.string()) + ").\n\n";
+        markdown_escape(r.keys_dir.string()) + ").\n\n";
 
   md += "## Tiers\n\n";
   md += "| tier | title | required | status | cases |";
@@ -51,8 +47,8 @@ std::string release_markdown(const ReleaseReport& r) {
     md += " ---: |";
   md += " ---: | --- | --- |\n";
   for (const auto& row : r.rows) {
-    md += "| " + esc(row.tier) + " | " + esc(row.title) + " | " + (row.required ? "yes" : "no") +
-          " | ";
+    md += "| " + markdown_escape(row.tier) + " | " + markdown_escape(row.title) + " | " +
+          (row.required ? "yes" : "no") + " | ";
     if (!row.log) {
       md += "MISSING |";
       for (std::size_t i = 0; i < outcome_names().size() + 4; ++i)
@@ -61,11 +57,11 @@ std::string release_markdown(const ReleaseReport& r) {
       continue;
     }
     const auto& l = r.logs[*row.log];
-    md += "**" + esc(row.status) + "** | " + std::to_string(total_of(l.log, "cases"));
+    md += "**" + markdown_escape(row.status) + "** | " + std::to_string(total_of(l.log, "cases"));
     for (const auto& o : outcome_names())
       md += " | " + std::to_string(total_of(l.log, o));
-    md += " | " + seconds_text(l.log) + " | " + esc(l.file.filename().string()) + " | " +
-          (l.verification.ok ? "verified" : "**not verified**") + " |\n";
+    md += " | " + seconds_text(l.log) + " | " + markdown_escape(l.file.filename().string()) +
+          " | " + (l.verification.ok ? "verified" : "**not verified**") + " |\n";
   }
   md += "\n";
   for (const auto& row : r.rows) {
@@ -74,7 +70,7 @@ std::string release_markdown(const ReleaseReport& r) {
     const auto& j = r.logs[*row.log].log;
     const std::string why = text_field(j, "reason", "");
     if (!why.empty())
-      md += "- " + esc(row.tier + ": " + why) + "\n";
+      md += "- " + markdown_escape(row.tier + ": " + why) + "\n";
   }
   md += "\n";
 
@@ -83,9 +79,9 @@ std::string release_markdown(const ReleaseReport& r) {
     md += "## Benchmarks\n\n| tier | benchmark | value | target | unit | better | met |\n"
           "| --- | --- | ---: | ---: | --- | --- | --- |\n";
     for (const auto& b : bench) {
-      md += "| " + esc(b.tier) + " | " + esc(b.name) + " | " + number_text(b.value) + " | " +
-            (b.has_target ? number_text(b.target) : "") + " | " + esc(b.unit) + " | " +
-            esc(b.better) + " | " + b.met + " |\n";
+      md += "| " + markdown_escape(b.tier) + " | " + markdown_escape(b.name) + " | " +
+            number_text(b.value) + " | " + (b.has_target ? number_text(b.target) : "") + " | " +
+            markdown_escape(b.unit) + " | " + markdown_escape(b.better) + " | " + b.met + " |\n";
     }
     md += "\n";
   }
@@ -94,7 +90,7 @@ std::string release_markdown(const ReleaseReport& r) {
     md += "## Evidence\n\nThe status of the modelling decisions (docs/semantics.md), counted per "
           "profile and accumulation mode:\n\n";
     for (const auto& line : r.evidence)
-      md += "- " + esc(line) + "\n";
+      md += "- " + markdown_escape(line) + "\n";
     md += "\n";
   }
 
@@ -115,20 +111,22 @@ std::string release_markdown(const ReleaseReport& r) {
       commits.insert(commit_text(j));
       versions.insert(text_field(object_field(j, "mmaemu"), "version", "?"));
     }
-    md += "| " + esc(l.file.filename().string()) + " | " + esc(tier) + " | " + esc(shard) + " | " +
-          esc(verdict) + " | " + esc(commit_text(j)) + " | " + esc(host) + " | " +
-          (l.verification.ok ? "verified: " : "**FAILED**: ") + esc(l.verification.reason) + " |\n";
+    md += "| " + markdown_escape(l.file.filename().string()) + " | " + markdown_escape(tier) +
+          " | " + markdown_escape(shard) + " | " + markdown_escape(verdict) + " | " +
+          markdown_escape(commit_text(j)) + " | " + markdown_escape(host) + " | " +
+          (l.verification.ok ? "verified: " : "**FAILED**: ") +
+          markdown_escape(l.verification.reason) + " |\n";
   }
   md += "\n## Provenance\n\n";
   md += "- mmaemu version(s): ";
   for (const auto& v : versions)
-    md += esc(v) + " ";
+    md += markdown_escape(v) + " ";
   md += "\n- commit(s): ";
   for (const auto& c : commits)
-    md += esc(c) + "; ";
-  md += "\n- trusted keys: " + esc(r.keys_dir.string()) + "\n";
-  md +=
-      "- generated: " + esc(r.generated_utc + " by mmaemu report release --date " + r.date) + "\n";
+    md += markdown_escape(c) + "; ";
+  md += "\n- trusted keys: " + markdown_escape(r.keys_dir.string()) + "\n";
+  md += "- generated: " +
+        markdown_escape(r.generated_utc + " by mmaemu report release --date " + r.date) + "\n";
   return md;
 }
 

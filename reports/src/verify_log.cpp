@@ -15,10 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shown(const fs::path& p) {
-  return support::printable(p.string(), 256);
-}
-
 LogVerification fail(LogVerification v, std::string why) {
   v.ok = false;
   v.reason = std::move(why);
@@ -69,24 +65,26 @@ LogVerification check(std::string_view log_bytes, const std::optional<std::strin
   v.fingerprint = (*s)["key_fingerprint"].get<std::string>();
   const fs::path sig_file = signature_path(log);
   if (!sig_file_text)
-    return fail(v, "signature file " + shown(sig_file) + " is missing");
+    return fail(v, "signature file " + support::shown_path(sig_file) + " is missing");
   const auto sig = support::base64_decode(trim(*sig_file_text));
   if (!sig)
-    return fail(v, "signature file " + shown(sig_file) + " is not base64 (truncated?)");
+    return fail(v,
+                "signature file " + support::shown_path(sig_file) + " is not base64 (truncated?)");
   if (sig->size() != kSignatureBytes) {
-    return fail(v, "signature file " + shown(sig_file) + " holds " + std::to_string(sig->size()) +
-                       " bytes, not " + std::to_string(kSignatureBytes) + " (truncated?)");
+    return fail(v, "signature file " + support::shown_path(sig_file) + " holds " +
+                       std::to_string(sig->size()) + " bytes, not " +
+                       std::to_string(kSignatureBytes) + " (truncated?)");
   }
   const auto it = keys.by_fingerprint.find(v.fingerprint);
   if (it == keys.by_fingerprint.end()) {
     return fail(v, "signed by key " + support::printable(v.fingerprint, 80) +
-                       ", which is not among the trusted keys in " + shown(keys.dir));
+                       ", which is not among the trusted keys in " + support::shown_path(keys.dir));
   }
   if (!verify_bytes(it->second.key, bytes, *sig)) {
     return fail(v, "signature does not match the log (tampered, or signed by another key)");
   }
   v.ok = true;
-  v.reason = "signed by " + shown(it->second.file.filename());
+  v.reason = "signed by " + support::shown_path(it->second.file.filename());
   return v;
 }
 
@@ -117,7 +115,7 @@ LogVerification verify_log(const fs::path& log, const TrustedKeys& keys) {
   } catch (const support::FileError& e) {
     // The message starts with the path, which the caller's line already names.
     std::string why = e.what();
-    if (const std::string prefix = shown(log) + ": "; why.rfind(prefix, 0) == 0)
+    if (const std::string prefix = support::shown_path(log) + ": "; why.rfind(prefix, 0) == 0)
       why.erase(0, prefix.size());
     return error(v, why);
   }
@@ -140,7 +138,7 @@ std::vector<fs::path> collect_logs(const std::vector<fs::path>& paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
     if (st.type() == fs::file_type::not_found || st.type() == fs::file_type::none) {
-      throw std::runtime_error("'" + shown(p) + "' does not exist");
+      throw std::runtime_error("'" + support::shown_path(p) + "' does not exist");
     }
     if (st.type() != fs::file_type::directory) {
       out.push_back(p); // a regular file, or something verify_log refuses with its kind
@@ -164,8 +162,8 @@ std::vector<fs::path> collect_logs(const std::vector<fs::path>& paths) {
     }
     if (ec) {
       // A folder that cannot be listed would hide its logs: say so rather than verify less.
-      throw std::runtime_error("'" + shown(p) + "': cannot be searched for logs (" + ec.message() +
-                               ")");
+      throw std::runtime_error("'" + support::shown_path(p) + "': cannot be searched for logs (" +
+                               ec.message() + ")");
     }
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());

@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string name(const fs::path& p) {
-  return printable(p.string(), 256);
-}
-
 fs::path folder_of(const fs::path& path) {
   fs::path dir = path.parent_path();
   return dir.empty() ? fs::path(".") : dir;
@@ -38,7 +34,8 @@ fs::path temp_beside(const fs::path& path) {
 void check_folder(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_directory(folder_of(path), ec)) {
-    throw FileError(name(path) + ": folder " + name(folder_of(path)) + " does not exist");
+    throw FileError(shown_path(path) + ": folder " + shown_path(folder_of(path)) +
+                    " does not exist");
   }
 }
 
@@ -56,7 +53,7 @@ void commit(const fs::path& tmp, const fs::path& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());
-    throw FileError(name(path) + ": cannot be written (" + why + ")");
+    throw FileError(shown_path(path) + ": cannot be written (" + why + ")");
   }
   fsync_path(folder_of(path), O_RDONLY | O_DIRECTORY);
 }
@@ -66,7 +63,7 @@ fs::path write_temp(const fs::path& path, std::string_view content, unsigned mod
   const fs::path tmp = temp_beside(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) {
-    throw FileError(name(path) + ": cannot be written (" + std::strerror(errno) + ")");
+    throw FileError(shown_path(path) + ": cannot be written (" + std::strerror(errno) + ")");
   }
   std::size_t done = 0;
   int err = 0;
@@ -86,7 +83,7 @@ fs::path write_temp(const fs::path& path, std::string_view content, unsigned mod
     err = errno;
   if (err) {
     ::unlink(tmp.c_str());
-    throw FileError(name(path) + ": write failed (" + std::strerror(err) + ")");
+    throw FileError(shown_path(path) + ": write failed (" + std::strerror(err) + ")");
   }
   return tmp;
 }
@@ -115,7 +112,7 @@ bool write_file_exclusive(const fs::path& path, std::string_view content, unsign
   }
   if (e != EPERM && e != ENOTSUP && e != EOPNOTSUPP && e != EXDEV) {
     ::unlink(tmp.c_str());
-    throw FileError(name(path) + ": cannot be written (" + std::strerror(e) + ")");
+    throw FileError(shown_path(path) + ": cannot be written (" + std::strerror(e) + ")");
   }
   // Filesystems without hard links: reserve the name exclusively, then replace the empty
   // reservation by the complete file in one rename.
@@ -125,7 +122,7 @@ bool write_file_exclusive(const fs::path& path, std::string_view content, unsign
     ::unlink(tmp.c_str());
     if (e2 == EEXIST)
       return false;
-    throw FileError(name(path) + ": cannot be created (" + std::strerror(e2) + ")");
+    throw FileError(shown_path(path) + ": cannot be created (" + std::strerror(e2) + ")");
   }
   ::close(fd);
   commit(tmp, path);

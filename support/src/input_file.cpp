@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string name(const fs::path& p) {
-  return printable(p.string(), 256);
-}
-
 const char* kind_of(mode_t m) {
   if (S_ISDIR(m))
     return "a folder";
@@ -40,12 +36,12 @@ const char* kind_of(mode_t m) {
 std::uint64_t check_stat(const struct stat& st, const fs::path& path, std::uint64_t max,
                          std::string_view what) {
   if (!S_ISREG(st.st_mode)) {
-    throw FileError(name(path) + ": " + std::string(what) + " is " + kind_of(st.st_mode) +
+    throw FileError(shown_path(path) + ": " + std::string(what) + " is " + kind_of(st.st_mode) +
                     ", not a regular file");
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max) {
-    throw FileError(name(path) + ": " + std::string(what) + " is " + std::to_string(size) +
+    throw FileError(shown_path(path) + ": " + std::string(what) + " is " + std::to_string(size) +
                     " bytes, over the limit of " + std::to_string(max));
   }
   return size;
@@ -67,7 +63,7 @@ std::uint64_t check_input_file(const fs::path& path, std::uint64_t max_bytes,
                                std::string_view what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    throw FileError(name(path) + ": " + std::string(what) + " cannot be opened (" +
+    throw FileError(shown_path(path) + ": " + std::string(what) + " cannot be opened (" +
                     std::strerror(errno) + ")");
   }
   return check_stat(st, path, max_bytes, what);
@@ -83,12 +79,12 @@ std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (f.fd < 0) {
-    throw FileError(name(path) + ": " + std::string(what) + " cannot be opened (" +
+    throw FileError(shown_path(path) + ": " + std::string(what) + " cannot be opened (" +
                     std::strerror(errno) + ")");
   }
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) {
-    throw FileError(name(path) + ": " + std::string(what) + " cannot be read (" +
+    throw FileError(shown_path(path) + ": " + std::string(what) + " cannot be read (" +
                     std::strerror(errno) + ")");
   }
   const std::uint64_t size = check_stat(st, path, max_bytes, what);
@@ -102,7 +98,7 @@ std::string read_input_file(const fs::path& path, std::uint64_t max_bytes, std::
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
-      throw FileError(name(path) + ": " + std::string(what) + " cannot be read (" +
+      throw FileError(shown_path(path) + ": " + std::string(what) + " cannot be read (" +
                       std::strerror(errno) + ")");
     }
     if (n == 0)
@@ -130,13 +126,13 @@ void check_output_path(const fs::path& out, const std::vector<fs::path>& inputs)
     if (S_ISLNK(st.st_mode) && ::stat(out.c_str(), &target) == 0)
       st = target;
     if (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode)) {
-      throw FileError(name(out) + ": output is " + kind_of(st.st_mode) +
+      throw FileError(shown_path(out) + ": output is " + kind_of(st.st_mode) +
                       "; refusing to replace it");
     }
     for (const auto& in : inputs) {
       struct stat is {};
       if (::stat(in.c_str(), &is) == 0 && is.st_dev == st.st_dev && is.st_ino == st.st_ino) {
-        throw FileError(name(out) + ": output is the input " + name(in) +
+        throw FileError(shown_path(out) + ": output is the input " + shown_path(in) +
                         "; refusing to replace it");
       }
     }
