@@ -20,10 +20,6 @@ namespace mmaemu::cli {
 namespace {
 
 // Text that came from arguments or data files, for stdout: escaped, bounded.
-std::string shown_call(const std::string& s) {
-  return support::printable(s, 4096);
-}
-
 int run_explain(const CallArgs& args, const JsonOption& json) {
   ScaledMmCall call;
   try {
@@ -44,44 +40,45 @@ int run_explain(const CallArgs& args, const JsonOption& json) {
       plan.out_dtype.empty() ? (args.out.empty() ? "(input dtype)" : args.out) : plan.out_dtype;
   std::printf("call        scaled_mm M=%lld N=%lld K=%lld a=%s b=%s out=%s use_fast_accum=%s\n",
               static_cast<long long>(args.M), static_cast<long long>(args.N),
-              static_cast<long long>(args.K), shown_call(args.a).c_str(),
-              shown_call(args.b).c_str(), shown_call(out_dtype).c_str(),
+              static_cast<long long>(args.K), shown(args.a, 4096).c_str(),
+              shown(args.b, 4096).c_str(), shown(out_dtype, 4096).c_str(),
               args.fast ? "True" : "False");
   if (plan.ok) {
     std::printf("validation  ok\n");
   } else {
     std::printf("validation  %s: %s\n", plan.error_class.c_str(),
-                shown_call(plan.error_class == "SplitKUnknownError"
-                               ? splitk_unknown_message(plan.error_message)
-                               : plan.error_message)
+                shown(plan.error_class == "SplitKUnknownError"
+                          ? splitk_unknown_message(plan.error_message)
+                          : plan.error_message,
+                      4096)
                     .c_str());
   }
-  std::printf("profile     %s (%s)\n", shown_call(plan.profile).c_str(),
+  std::printf("profile     %s (%s)\n", shown(plan.profile, 4096).c_str(),
               plan.profile_maturity.c_str());
-  std::printf("preset      %s (%s)\n", shown_call(plan.preset).c_str(),
+  std::printf("preset      %s (%s)\n", shown(plan.preset, 4096).c_str(),
               plan.preset_maturity.c_str());
   if (plan.split) {
     std::printf("split       S=%d scheme=%s source=%s verified=%s%s%s\n", plan.split->S,
-                shown_call(plan.split->scheme).c_str(), plan.split->source.c_str(),
+                shown(plan.split->scheme, 4096).c_str(), plan.split->source.c_str(),
                 plan.split->verified ? "yes" : "no",
-                plan.split->note.empty() ? "" : " note: ", shown_call(plan.split->note).c_str());
+                plan.split->note.empty() ? "" : " note: ", shown(plan.split->note, 4096).c_str());
   }
   if (!plan.backend.empty())
-    std::printf("backend     %s\n", shown_call(plan.backend).c_str());
+    std::printf("backend     %s\n", shown(plan.backend, 4096).c_str());
   for (const auto& f : plan.fallbacks)
-    std::printf("fallback    %s\n", shown_call(f).c_str());
+    std::printf("fallback    %s\n", shown(f, 4096).c_str());
   for (const auto& w : plan.warnings) {
-    std::printf("warning     %s: %s\n", warning_class_name(w.cls), shown_call(w.message).c_str());
+    std::printf("warning     %s: %s\n", warning_class_name(w.cls), shown(w.message, 4096).c_str());
   }
   for (const auto& n : plan.notes)
-    std::printf("note        %s\n", shown_call(n).c_str());
+    std::printf("note        %s\n", shown(n, 4096).c_str());
   // What the call's bits rest on: one summary line per level, then each decision (--json has
   // the choices and the reasons too).
   for (const auto& line : plan.evidence_summary)
-    std::printf("evidence    %s\n", shown_call(line).c_str());
+    std::printf("evidence    %s\n", shown(line, 4096).c_str());
   for (const auto& e : plan.evidence) {
-    std::printf("decision    %s %s: %s\n", e.level.c_str(), shown_call(e.id).c_str(),
-                shown_call(e.text).c_str());
+    std::printf("decision    %s %s: %s\n", e.level.c_str(), shown(e.id, 4096).c_str(),
+                shown(e.text, 4096).c_str());
   }
   try {
     json.write_text(call_plan_json(plan));

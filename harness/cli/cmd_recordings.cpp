@@ -39,10 +39,6 @@ struct ImportArgs {
 namespace fs = std::filesystem;
 
 // Text from a recording or an argument, for stdout: escaped, bounded.
-std::string shown_name(const std::string& s) {
-  return support::printable(s, 512);
-}
-
 // The files of SET_DIR the importer may read ([abcd]_*.txt): each must be a regular file of at
 // most kMaxTextBytes (a FIFO or a device must not block the import or fill the memory).
 std::vector<fs::path> set_inputs(const fs::path& dir) {
@@ -61,8 +57,7 @@ std::vector<fs::path> set_inputs(const fs::path& dir) {
     out.push_back(it->path());
   }
   if (ec)
-    throw support::FileError(support::printable(dir.string(), 256) + ": cannot be listed (" +
-                             ec.message() + ")");
+    throw support::FileError(shown(dir) + ": cannot be listed (" + ec.message() + ")");
   return out;
 }
 
@@ -82,9 +77,9 @@ int run_import(const ImportArgs& args) {
     nlohmann::json sets = nlohmann::json::array();
     for (const auto& b : rec.mma) {
       std::printf("imported %s: %zu cases, K = %u, %s x %s, preset %s, c %s -> %s\n",
-                  shown_name(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a),
-                  format_name(b.fmt_b), shown_name(b.preset).c_str(),
-                  shown_name(b.c_policy).c_str(), shown_name(args.out).c_str());
+                  shown(b.name, 512).c_str(), b.size(), b.K, format_name(b.fmt_a),
+                  format_name(b.fmt_b), shown(b.preset, 512).c_str(),
+                  shown(b.c_policy, 512).c_str(), shown(args.out, 512).c_str());
       sets.push_back({{"set", b.name},
                       {"cases", b.size()},
                       {"K", b.K},
@@ -138,7 +133,7 @@ std::size_t output_count(const recordings::GemmCallBatch& b) {
 std::string listed(const std::set<std::string>& names) {
   std::string out;
   for (const auto& n : names)
-    out += (out.empty() ? "" : ", ") + shown_name(n);
+    out += (out.empty() ? "" : ", ") + shown(n, 512);
   return out.empty() ? "-" : out;
 }
 
@@ -189,32 +184,32 @@ int run_show(const std::string& file, const JsonOption& json) {
     json.check({file});
     const recordings::Recording rec = recordings::read_recording(file);
     const auto format = rec.attrs.find("format");
-    std::printf("%s: %s, %zu cases\n", shown_name(file).c_str(),
-                format == rec.attrs.end() ? "?" : shown_name(format->second).c_str(),
+    std::printf("%s: %s, %zu cases\n", shown(file, 512).c_str(),
+                format == rec.attrs.end() ? "?" : shown(format->second, 512).c_str(),
                 rec.case_count());
     for (const auto& [k, v] : rec.attrs)
-      std::printf("  %s: %s\n", shown_name(k).c_str(), shown_name(v).c_str());
+      std::printf("  %s: %s\n", shown(k, 512).c_str(), shown(v, 512).c_str());
     for (const auto& b : rec.mma) {
       std::printf("set %s: mma, %zu cases, K = %u, %s x %s, preset %s, c %s, accumulator %s\n",
-                  shown_name(b.name).c_str(), b.size(), b.K, format_name(b.fmt_a),
-                  format_name(b.fmt_b), shown_name(b.preset).c_str(),
-                  shown_name(b.c_policy).c_str(), format_name(b.acc));
+                  shown(b.name, 512).c_str(), b.size(), b.K, format_name(b.fmt_a),
+                  format_name(b.fmt_b), shown(b.preset, 512).c_str(),
+                  shown(b.c_policy, 512).c_str(), format_name(b.acc));
       for (const auto& [k, v] : b.attrs)
-        std::printf("  %s: %s\n", shown_name(k).c_str(), shown_name(v).c_str());
+        std::printf("  %s: %s\n", shown(k, 512).c_str(), shown(v, 512).c_str());
     }
     for (const auto& b : rec.gemm) {
       const GemmSummary g = summarise(b);
       std::printf("set %s: gemm, %zu cases, profile %s, api %s, out %s, %zu expecting an error\n",
-                  shown_name(b.name).c_str(), b.cases.size(), listed(g.profiles).c_str(),
+                  shown(b.name, 512).c_str(), b.cases.size(), listed(g.profiles).c_str(),
                   listed(g.apis).c_str(), listed(g.out_dtypes).c_str(), g.expect_error);
       for (const auto& [k, v] : b.attrs)
-        std::printf("  %s: %s\n", shown_name(k).c_str(), shown_name(v).c_str());
+        std::printf("  %s: %s\n", shown(k, 512).c_str(), shown(v, 512).c_str());
     }
     for (const auto& b : rec.gemm_call) {
-      std::printf("set %s: gemm_call, %zu calls, %zu outputs\n", shown_name(b.name).c_str(),
+      std::printf("set %s: gemm_call, %zu calls, %zu outputs\n", shown(b.name, 512).c_str(),
                   b.calls.size(), output_count(b));
       for (const auto& [k, v] : b.attrs)
-        std::printf("  %s: %s\n", shown_name(k).c_str(), shown_name(v).c_str());
+        std::printf("  %s: %s\n", shown(k, 512).c_str(), shown(v, 512).c_str());
     }
     json.write(show_json(file, rec), {file});
   } catch (const support::FileError& e) {

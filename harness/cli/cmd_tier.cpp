@@ -40,11 +40,6 @@ using nlohmann::json;
 
 namespace {
 
-// Text from a tier file or a run, for the terminal: escaped, bounded.
-std::string shown_text(const std::string& s, std::size_t max = 1024) {
-  return support::printable(s, max);
-}
-
 // A folder argument (--out, --coverage): absent, or a folder (or a symlink to one).
 void check_dir_arg(const std::string& option, const std::string& dir) {
   std::error_code ec;
@@ -154,7 +149,7 @@ int run_list(const TierArgs& a) {
                    {"runnable", !why.has_value()},
                    {"reason", why ? *why : ""},
                    {"file", t.file.string()}});
-    rows.push_back({t.name, shown_text(t.title, 200), shown_text(t.when, 200), budget_text(t),
+    rows.push_back({t.name, shown(t.title, 200), shown(t.when, 200), budget_text(t),
                     t.required_for_release ? "required" : "-", here});
   }
   std::fputs(
@@ -165,7 +160,7 @@ int run_list(const TierArgs& a) {
       stdout);
   std::vector<std::vector<std::string>> note_rows;
   for (std::size_t i = 0; i < notes.size(); ++i)
-    note_rows.push_back({"[" + std::to_string(i + 1) + "]", shown_text(notes[i], 2048)});
+    note_rows.push_back({"[" + std::to_string(i + 1) + "]", shown(notes[i], 2048)});
   if (!note_rows.empty()) {
     const std::string table = text_table({{"", 4}, {"", 0}}, note_rows, terminal_width());
     std::fputs(table.substr(table.find('\n') + 1).c_str(), stdout); // no title line
@@ -184,18 +179,17 @@ int run_list(const TierArgs& a) {
 std::unique_ptr<reports::Key> publishing_key(const harness::Layout& layout) {
   const char* k = std::getenv("MMAEMU_SIGNING_KEY");
   if (!k || !*k) {
-    throw support::FileError("--publish writes into " +
-                             shown_text(layout.publish_root.string(), 256) +
+    throw support::FileError("--publish writes into " + shown(layout.publish_root) +
                              ", where every log must verify: set MMAEMU_SIGNING_KEY to a private "
                              "key whose .pub is in " +
-                             shown_text(layout.keys_dir.string(), 256));
+                             shown(layout.keys_dir));
   }
   auto key = std::make_unique<reports::Key>(reports::load_private_key(k));
   const reports::TrustedKeys trusted = reports::load_trusted_keys(layout.keys_dir);
   const std::string fp = reports::fingerprint(*key);
   if (!trusted.by_fingerprint.count(fp)) {
     throw support::FileError("--publish: MMAEMU_SIGNING_KEY (" + fp + ") is not trusted by " +
-                             shown_text(layout.keys_dir.string(), 256) +
+                             shown(layout.keys_dir) +
                              ": a log it signs would not verify there (add its .pub first)");
   }
   return key;
@@ -331,7 +325,7 @@ int run_tier_args(const TierArgs& a) {
     const fs::path parent = fs::absolute(a.junit).parent_path();
     std::error_code ec;
     if (!fs::is_directory(parent, ec)) {
-      error_line("--junit: folder '" + shown_text(parent.string(), 256) + "' does not exist");
+      error_line("--junit: folder '" + shown(parent) + "' does not exist");
       return kUsage;
     }
     try {
@@ -348,16 +342,16 @@ int run_tier_args(const TierArgs& a) {
   }
   opt.cuda = harness::probe_cuda(); // once: the run and its log see the same devices
   opt.cuda_probed = true;
-  std::fprintf(text, "%s (%s): %s\n", tier->name.c_str(), shown_text(tier->title).c_str(),
-               shown_text(tier->purpose).c_str());
+  std::fprintf(text, "%s (%s): %s\n", tier->name.c_str(), shown(tier->title, 1024).c_str(),
+               shown(tier->purpose, 1024).c_str());
   std::fflush(text);
 
   const harness::TierResult result = harness::run_tier(*tier, opt);
 
   for (const auto& c : result.cases) {
     if (a.verbose || (c.outcome != harness::Outcome::pass && !c.in_set)) {
-      std::fprintf(text, "%s %s%s%s\n", harness::outcome_name(c.outcome), shown_text(c.id).c_str(),
-                   c.message.empty() ? "" : ": ", shown_text(c.message, 4096).c_str());
+      std::fprintf(text, "%s %s%s%s\n", harness::outcome_name(c.outcome), shown(c.id, 1024).c_str(),
+                   c.message.empty() ? "" : ": ", shown(c.message, 4096).c_str());
     }
   }
   json summary = {{"tier", tier->name},
@@ -407,7 +401,7 @@ int run_tier_args(const TierArgs& a) {
       result.total(harness::Outcome::fail) + result.total(harness::Outcome::error);
   std::fprintf(text, "%s: %s%s%s (%zu passed, %zu failed, %zu unsupported, %.1f s)\n",
                tier->name.c_str(), harness::outcome_name(result.verdict),
-               result.reason.empty() ? "" : ": ", shown_text(result.reason, 4096).c_str(), passed,
+               result.reason.empty() ? "" : ": ", shown(result.reason, 4096).c_str(), passed,
                failed, result.total(harness::Outcome::unsupported), result.seconds);
   if (opt.coverage_dir && result.details.is_object() && result.details.contains("coverage")) {
     const json& cov = result.details["coverage"];
@@ -417,17 +411,17 @@ int run_tier_args(const TierArgs& a) {
                    cov.value("emulator_lines_covered", 0LL), cov.value("emulator_lines_total", 0LL),
                    cov.value("html", "").c_str());
     } else {
-      error_line("--coverage: no report: " + shown_text(cov.value("reason", std::string("?"))));
+      error_line("--coverage: no report: " + shown(cov.value("reason", std::string("?")), 1024));
     }
   }
   if (summary.contains("log")) {
-    std::fprintf(text, "log: %s (%s)\n", shown_text(summary["log"].get<std::string>()).c_str(),
+    std::fprintf(text, "log: %s (%s)\n", shown(summary["log"].get<std::string>(), 1024).c_str(),
                  summary["signed"].get<bool>()
                      ? ("signed, key " + summary["key_fingerprint"].get<std::string>()).c_str()
                      : "unsigned: set MMAEMU_SIGNING_KEY to sign");
     if (a.publish) {
       std::fprintf(text, "published for commit %s%s: commit the log and its .sig with it\n",
-                   shown_text(summary.value("commit", std::string("unknown"))).c_str(),
+                   shown(summary.value("commit", std::string("unknown")), 1024).c_str(),
                    summary.value("dirty", false) ? " (dirty tree)" : "");
     }
   }
