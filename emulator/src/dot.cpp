@@ -116,10 +116,10 @@ std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t>
 }
 
 void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
-              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt,
-              std::uint32_t* out) {
+              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt, std::uint32_t* out,
+              ChainPath path) {
   check_formats(fmt, p);
-  const bool fast = detail::chain_f32_applies(p, fmt);
+  const bool fast = path == ChainPath::automatic && detail::chain_f32_applies(p, fmt);
   std::size_t r = 0;
   if (fast) {
     // Rows two at a time (chain2_f32 overlaps their latencies), alone where it cannot.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "mmaemu/harness/replay.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "replay_fixtures.hpp"
@@ -159,6 +161,63 @@ TEST(ReplayJudging, AnXfailWithoutEvidenceIsAnError) {
   EXPECT_EQ(s.errors, 5000u);
   EXPECT_NE(s.results[0].message.find("without xfail_evidence"), std::string::npos)
       << s.results[0].message;
+}
+
+// The reference computes an FP8 set twice, with the code users run and with the block-FMA
+// model (ReplayOptions::model_rows). The expected bits are the H100 recording's: with the
+// model as shipped, every case passes; with a model that sets the lowest bit of one row's
+// result (a stand-in for a flipped modelling decision), that row fails though the fast path
+// still reproduces the hardware, and its message names both results.
+TEST(ReplayJudging, AnFp8CaseFailsWhenTheBlockFmaModelDisagreesWithTheFastPath) {
+  const auto rec = committed("H100_E4M3.h5");
+  ASSERT_FALSE(rec.mma.empty());
+  const recordings::MmaBatch& batch = rec.mma[0];
+  ASSERT_GT(batch.size(), 8u);
+  ReplayOptions opt;
+  std::size_t model_rows_seen = 0;
+  opt.model_rows = [&](const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
+                       std::size_t rows, std::size_t K, const Preset& p, model::FormatPair fmt,
+                       std::uint32_t* out) {
+    model::dot_rows(a, b, c, rows, K, p, fmt, out, model::ChainPath::model);
+    model_rows_seen += rows;
+  };
+  const SetResult shipped = replay_batch(batch, "H100_E4M3.h5", opt);
+  EXPECT_EQ(shipped.passed, batch.size());
+  EXPECT_EQ(shipped.failed, 0u);
+  EXPECT_EQ(model_rows_seen, batch.size()); // every case also went through the model
+
+  const std::uint8_t* row7 = batch.a.data() + 7 * batch.K;
+  opt.model_rows = [&](const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
+                       std::size_t rows, std::size_t K, const Preset& p, model::FormatPair fmt,
+                       std::uint32_t* out) {
+    model::dot_rows(a, b, c, rows, K, p, fmt, out, model::ChainPath::model);
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (a + r * K == row7)
+        out[r] ^= 1u;
+    }
+  };
+  const SetResult flipped = replay_batch(batch, "H100_E4M3.h5", opt);
+  EXPECT_EQ(flipped.failed, 1u);
+  EXPECT_EQ(flipped.passed, batch.size() - 1);
+  ASSERT_EQ(flipped.results.size(), batch.size());
+  const CaseResult& c7 = flipped.results[7];
+  EXPECT_EQ(c7.outcome, Outcome::fail);
+  EXPECT_NE(c7.why, Mismatch::none);
+  EXPECT_EQ(c7.actual, batch.expect[7] ^ 1u); // the model's bits are the ones judged
+  char fast[16], modelled[16];
+  std::snprintf(fast, sizeof fast, "0x%08x", batch.expect[7]);
+  std::snprintf(modelled, sizeof modelled, "0x%08x", batch.expect[7] ^ 1u);
+  EXPECT_NE(c7.message.find(std::string("fast path gives ") + fast), std::string::npos)
+      << c7.message;
+  EXPECT_NE(c7.message.find(std::string("block-FMA model ") + modelled), std::string::npos)
+      << c7.message;
+
+  // The same with a case filter (the rows replayed one at a time, in place).
+  ReplayOptions one = opt;
+  one.filter = CaseFilter{7, batch.size()}; // the 8th case alone
+  const SetResult only7 = replay_batch(batch, "H100_E4M3.h5", one);
+  EXPECT_EQ(only7.failed, 1u);
+  EXPECT_EQ(only7.passed, 0u);
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "mmaemu/emulator/backend.hpp"
 #include "mmaemu/emulator/block_fma.hpp"
@@ -24,6 +25,13 @@
 namespace mmaemu::harness {
 
 namespace {
+
+// "0x%08x" of a binary32 pattern, for the message of a case whose two computations disagree.
+std::string model_hex32(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
 
 // The message of a file that could not be read, on one line and naming the file.
 // One line naming the file, escaped once: the readers' messages name the file escaped
@@ -161,6 +169,7 @@ SetResult replay_mma(const recordings::MmaBatch& batch, const std::string& file,
   // The whole set runs at once: a refusal (an unknown preset, a format that is not FP8)
   // refuses every case alike.
   std::vector<std::uint32_t> actual(sel.size(), 0u);
+  std::vector<std::uint32_t> model_bits;        // the block-FMA model's, beside the reference's
   std::vector<std::string> why_not(sel.size()); // per case: why the backend cannot run it
   bool refused = false;
   std::string refused_class, refused_message;
@@ -173,15 +182,30 @@ SetResult replay_mma(const recordings::MmaBatch& batch, const std::string& file,
       replay_wide_batch(batch, sel, preset, actual);
     } else if (be.chain) {
       run_mma_on_kernel(batch, sel, be.chain, actual, why_not);
-    } else if (opt.filter.all()) {
-      model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), batch.size(), batch.K, preset,
-                      {batch.fmt_a, batch.fmt_b}, actual.data());
     } else {
-      // The selected rows in place, one chain each: no copy of the batch.
-      for (std::size_t j = 0; j < sel.size(); ++j) {
-        const std::size_t i = sel[j];
-        model::dot_rows(batch.a.data() + i * batch.K, batch.b.data() + i * batch.K, &batch.c[i], 1,
-                        batch.K, preset, {batch.fmt_a, batch.fmt_b}, &actual[j]);
+      // The reference: the code users run, and the block-FMA model (ReplayOptions::model_rows).
+      const model::FormatPair fmt{batch.fmt_a, batch.fmt_b};
+      const auto model_rows = [&](const std::uint8_t* a, const std::uint8_t* b,
+                                  const std::uint32_t* c, std::size_t rows, std::uint32_t* out) {
+        if (opt.model_rows)
+          opt.model_rows(a, b, c, rows, batch.K, preset, fmt, out);
+        else
+          model::dot_rows(a, b, c, rows, batch.K, preset, fmt, out, model::ChainPath::model);
+      };
+      model_bits.assign(sel.size(), 0u);
+      if (opt.filter.all()) {
+        model::dot_rows(batch.a.data(), batch.b.data(), batch.c.data(), batch.size(), batch.K,
+                        preset, fmt, actual.data());
+        model_rows(batch.a.data(), batch.b.data(), batch.c.data(), batch.size(), model_bits.data());
+      } else {
+        // The selected rows in place, one chain each: no copy of the batch.
+        for (std::size_t j = 0; j < sel.size(); ++j) {
+          const std::size_t i = sel[j];
+          const std::uint8_t* a = batch.a.data() + i * batch.K;
+          const std::uint8_t* b = batch.b.data() + i * batch.K;
+          model::dot_rows(a, b, &batch.c[i], 1, batch.K, preset, fmt, &actual[j]);
+          model_rows(a, b, &batch.c[i], 1, &model_bits[j]);
+        }
       }
     }
   } catch (const BackendUnavailableError& e) {
@@ -230,6 +254,17 @@ SetResult replay_mma(const recordings::MmaBatch& batch, const std::string& file,
     } else {
       c.actual = actual[j];
       c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
+      if (!model_bits.empty() &&
+          compare_bits(model_bits[j], c.actual, Format::fp32, NanPolicy::bits) != Mismatch::none) {
+        // The fast path and the model disagree: whichever matches the recording, the other
+        // does not, and the case fails with the model's mismatch where the fast path matched.
+        if (c.why == Mismatch::none) {
+          c.actual = model_bits[j];
+          c.why = compare_bits(c.expected, c.actual, Format::fp32, NanPolicy::bits);
+        }
+        c.message = "the reference's fast path gives " + model_hex32(actual[j]) +
+                    ", its block-FMA model " + model_hex32(model_bits[j]);
+      }
       c.outcome = c.why == Mismatch::none ? Outcome::pass : Outcome::fail;
     }
     book.add(std::move(c));

@@ -25,9 +25,17 @@ struct FormatPair {
 std::uint32_t dot(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
                   std::uint32_t c_bits, const Preset& p, FormatPair fmt = {});
 
+// Which code computes a chain. `automatic`: the vectorised binary32 kernel (dot_f32.cpp) where
+// it applies to the preset, the formats and this CPU, else the block-FMA model; `model`: always
+// the block-FMA model (block_fma.cpp), the arithmetic of block-fma.md as the mutation matrix
+// flips it. The two give the same bits (test_dot_f32.cpp); the replay computes both, so that a
+// recording judges the model's decisions as well as the code users run.
+enum class ChainPath { automatic, model };
+
 // `rows` chains of length K: a and b are [rows][K] row-major, c is [rows] binary32 bits or
 // null (+0), out is [rows].
 void dot_rows(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
-              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt, std::uint32_t* out);
+              std::size_t rows, std::size_t K, const Preset& p, FormatPair fmt, std::uint32_t* out,
+              ChainPath path = ChainPath::automatic);
 
 } // namespace mmaemu::model

@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "mmaemu/emulator/compare_bits.hpp"
+#include "mmaemu/emulator/dot.hpp"
+#include "mmaemu/emulator/preset.hpp"
 #include "mmaemu/harness/gemm_call.hpp"
 #include "mmaemu/outcome/outcome.hpp"
 #include "mmaemu/recordings/recording.hpp"
@@ -123,6 +125,16 @@ struct ReplayOptions {
   // T2: called with a file's sha256 before it is parsed; a non-empty answer refuses the file
   // (FileInfo::error is that answer) without parsing it.
   std::function<std::string(const std::string& sha256)> check_sha256;
+  // The reference backend computes an FP8 mma set twice: with the code users run
+  // (model::dot_rows, ChainPath::automatic: the vectorised binary32 kernel where it applies)
+  // and with the block-FMA model itself (ChainPath::model), the arithmetic the mutation matrix
+  // flips. A case passes only when both give the recorded bits, so that T1 judges the model's
+  // decisions and the fast path alike. Empty: model::dot_rows with ChainPath::model; tests set
+  // it to show that a disagreement fails the case.
+  std::function<void(const std::uint8_t* a, const std::uint8_t* b, const std::uint32_t* c,
+                     std::size_t rows, std::size_t K, const Preset& p, model::FormatPair fmt,
+                     std::uint32_t* out)>
+      model_rows;
 };
 
 // Checks a backend name before any file is read: the backend that will be asked for
