@@ -483,6 +483,53 @@ TEST(TierResult, ACheckNeverCountsAsACaseAndAFailedCheckFails) {
   EXPECT_NE(junit_xml(over).find("<failure message=\"30 MiB of 20\""), std::string::npos);
 }
 
+// JUnit is what CI shows: each outcome maps to the element a CI reader counts the way the
+// verdict rule does. A case that could not run is an <error>, an XPASS (an expected failure
+// that passed, which fails the run) a <failure>, an XFAIL or UNSUPPORTED a <skipped>; a set's
+// testcase takes the verdict of all its cases, so one case that could not run among 4999
+// passes makes the set an <error>.
+TEST(TierResult, JunitMarksEachOutcomeWithTheElementCiCounts) {
+  TierResult r;
+  r.tier = "T1";
+  r.add({"free/pass", Outcome::pass, 0, ""});
+  r.add({"free/xpass", Outcome::xpass, 0, "fixed upstream"});
+  r.add({"free/xfail", Outcome::xfail, 0, "known"});
+  r.add({"free/error", Outcome::error, 0, "no driver"});
+  r.sets.push_back({{"recording", "a.h5"},
+                    {"set", "errs"},
+                    {"cases", 5000},
+                    {"passed", 4999},
+                    {"errors", 1},
+                    {"seconds", 0.0}});
+  r.sets.push_back({{"recording", "a.h5"},
+                    {"set", "xp"},
+                    {"cases", 10},
+                    {"passed", 9},
+                    {"xpassed", 1},
+                    {"seconds", 0.0}});
+  const std::string x = junit_xml(r);
+  EXPECT_NE(x.find("name=\"free/xpass\" time=\"0.000\"><failure message=\"XPASS: fixed upstream\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("name=\"free/xfail\" time=\"0.000\"><skipped message=\"XFAIL: known\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("name=\"free/error\" time=\"0.000\"><error message=\"no driver\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("name=\"errs\" time=\"0.000\"><error message=\"0 of 5000 cases differ, 1 "
+                   "could not run, 0 not applicable\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("name=\"xp\" time=\"0.000\"><failure message=\"0 of 10 cases differ, "
+                   "0 could not run, 0 not applicable, 1 XPASS (expected to fail)\""),
+            std::string::npos)
+      << x;
+  // 6 testcases: 2 failures (the XPASS case and the set holding one), 2 errors, 1 skipped.
+  EXPECT_NE(x.find("tests=\"6\" failures=\"2\" errors=\"2\" skipped=\"1\""), std::string::npos)
+      << x;
+}
+
 TEST(TierResult, JunitHasOneSkippedCaseForATierThatDidNotRun) {
   TierResult r;
   r.tier = "T3";

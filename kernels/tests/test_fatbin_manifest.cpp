@@ -77,6 +77,12 @@ TEST(FatbinManifest, DamagedOrHostileTextGivesOneManifestError) {
       {replaced("\"v1.fatbin\"", "\"../v1.fatbin\""), "plain file name"},
       {replaced("\"v1.fatbin\"", "\"..\""), "plain file name"},
       {replaced("\"v1.fatbin\"", "\"/etc/passwd\""), "plain file name"},
+      // Control characters in a file name (a newline, an escape, a tab) would reach the
+      // terminal and the logs that name the file.
+      {replaced("\"v1.fatbin\"", "\"v1\\n.fatbin\""), "plain file name"},
+      {replaced("\"v1.fatbin\"", "\"v1\\u001b[31m.fatbin\""), "plain file name"},
+      {replaced("\"v1.fatbin\"", "\"v1\\t.fatbin\""), "plain file name"},
+      {replaced("\"v1.fatbin\"", "\"v1\\u001f.fatbin\""), "plain file name"},
       {replaced("\"v1.fatbin\"", "17"), "not a string"},
       {replaced("\"v9\"", "\"v1\""), "listed twice"},
       {replaced("\"v9\"", "\"v 9\\n\""), "plain word"},

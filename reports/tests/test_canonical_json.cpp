@@ -45,6 +45,50 @@ TEST(CanonicalJson, ParseErrorNamesFileLineAndColumn) {
   }
 }
 
+// The column is the editor's: the first character of a line is column 1. Here the bad '@'
+// follows `  "a": ` (7 characters) on line 2, so it stands at 2:8.
+TEST(CanonicalJson, ParseErrorColumnsCountFromOneOnEveryLine) {
+  try {
+    parse_json_text("{\n  \"a\": @\n}\n", "log.json");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("log.json:2:8: not valid JSON", 0), 0u) << m;
+  }
+}
+
+std::string nested(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+// kMaxJsonDepth levels are accepted, one more is refused at the bracket that goes too deep.
+TEST(CanonicalJson, NestingUpToTheLimitIsAcceptedAndOneMoreIsRefused) {
+  EXPECT_NO_THROW(parse_json_text(nested(kMaxJsonDepth), "deep.json"));
+  try {
+    parse_json_text(nested(kMaxJsonDepth + 1), "deep.json");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("deep.json:1:" + std::to_string(kMaxJsonDepth + 1) + ": ", 0), 0u) << m;
+    EXPECT_NE(m.find("nested deeper than " + std::to_string(kMaxJsonDepth)), std::string::npos)
+        << m;
+  }
+}
+
+// Brackets inside strings are text, not nesting: a log whose message quotes "[[[[..." (and
+// an escaped quote before them, which does not end the string) is an ordinary log.
+TEST(CanonicalJson, BracketsInsideStringsDoNotCountAsNesting) {
+  const std::string many(2 * kMaxJsonDepth, '[');
+  const nlohmann::json plain = parse_json_text("{\"message\": \"" + many + "\"}", "m.json");
+  EXPECT_EQ(plain["message"].get<std::string>(), many);
+  const nlohmann::json quoted =
+      parse_json_text("{\"message\": \"say \\\" " + many + "\"}", "m.json");
+  EXPECT_EQ(quoted["message"].get<std::string>(), "say \" " + many);
+  const nlohmann::json braces =
+      parse_json_text("[\"" + std::string(2 * kMaxJsonDepth, '{') + "\", 1]", "m.json");
+  EXPECT_EQ(braces.size(), 2u);
+}
+
 TEST(CanonicalJson, ReadingAMissingFileNamesIt) {
   testing::TempDir dir;
   try {

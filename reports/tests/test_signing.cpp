@@ -249,6 +249,20 @@ TEST(TrustedKeys, AFifoNamedPubIsRefusedNotSkipped) {
   EXPECT_NE(msg.find("FIFO"), std::string::npos) << msg;
 }
 
+// A folder whose name ends in .pub (an archive of old keys, say) holds no key of its own: it
+// is skipped, and the keys beside it load. A FIFO so named is refused (the test above).
+TEST(TrustedKeys, AFolderNamedPubIsSkippedNotLoaded) {
+  testing::TempDir dir;
+  generate_key(dir / "one.pem");
+  fs::create_directory(dir / "keys");
+  fs::rename(dir / "one.pub", dir / "keys/one.pub");
+  fs::create_directory(dir / "keys/old.pub");
+  testing::spit(dir / "keys/old.pub/README.md", "keys that were retired\n");
+  const TrustedKeys keys = load_trusted_keys(dir / "keys");
+  ASSERT_EQ(keys.by_fingerprint.size(), 1u);
+  EXPECT_EQ(keys.by_fingerprint.begin()->second.file, dir / "keys/one.pub");
+}
+
 TEST(TrustedKeys, ReadsEveryPubFileAndRejectsABadOne) {
   testing::TempDir dir;
   generate_key(dir / "one.pem");

@@ -49,16 +49,25 @@ TEST_F(VerifyLog, AFlippedByteFails) {
   const auto v = verify_log(p.log, keys);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.reason.find("signature does not match"), std::string::npos) << v.reason;
+  EXPECT_FALSE(v.error) << v.reason;
 }
 
-TEST_F(VerifyLog, AnEditThatBreaksCanonicalFormFails) {
+// A log edited after it was written is a log that does not verify (FAIL), not a file that is
+// no log (ERROR): the verdict must tell tampering from damage.
+TEST_F(VerifyLog, AnEditThatBreaksCanonicalFormFailsAndIsNoError) {
   const auto p = signed_log("T0");
-  std::string bytes = testing::slurp(p.log);
-  bytes.insert(bytes.size() - 1, " ");
-  testing::spit(p.log, bytes);
-  const auto v = verify_log(p.log, keys);
-  EXPECT_FALSE(v.ok);
-  EXPECT_NE(v.reason.find("canonical"), std::string::npos) << v.reason;
+  const std::string original = testing::slurp(p.log);
+  std::string spaced = original;
+  spaced.insert(spaced.size() - 1, " ");
+  // The same object re-indented (canonical form indents by 2), as an editor would save it.
+  const std::string indented = nlohmann::json::parse(original).dump(4) + "\n";
+  for (const std::string& bytes : {spaced, indented}) {
+    testing::spit(p.log, bytes);
+    const auto v = verify_log(p.log, keys);
+    EXPECT_FALSE(v.ok);
+    EXPECT_FALSE(v.error) << v.reason;
+    EXPECT_NE(v.reason.find("canonical"), std::string::npos) << v.reason;
+  }
 }
 
 TEST_F(VerifyLog, SwappedSignaturesFail) {
@@ -106,6 +115,7 @@ TEST_F(VerifyLog, AnUnsignedLogFails) {
   const auto v = verify_log(p.log, keys);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.reason.find("unsigned"), std::string::npos) << v.reason;
+  EXPECT_FALSE(v.error) << v.reason;
 }
 
 TEST_F(VerifyLog, AFileThatIsNotALogIsAnError) {
