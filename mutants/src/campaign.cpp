@@ -203,6 +203,7 @@ void run_schema(const std::vector<const Mutant*>& selected,
   WorkspaceOptions wo = workspace_options(opt);
   wo.persistent_root = opt.schema_dir;
   wo.overrides = schema.files;
+  wo.unity = true;                                 // built once for every mutant
   std::unique_ptr<detail::SchemaLock> schema_lock; // held (shared) while the mutants run
   const std::unique_ptr<Workspace> wsp = schema_workspace(wo, opt, schema_lock, out);
   if (!wsp)

@@ -122,6 +122,7 @@ std::string tree_fingerprint(const WorkspaceOptions& opt) {
     acc += '\n';
   }
   acc += "shared " + opt.shared_dir.string() + '\n';
+  acc += std::string("unity ") + (opt.unity ? "on" : "off") + '\n';
   for (const auto& a : opt.cmake_args)
     acc += "cmake " + a + '\n';
   return support::sha256_hex(acc);
@@ -243,8 +244,9 @@ void Workspace::configure(double timeout_s) {
   std::vector<std::string> argv = {"cmake", "-S", src().string(), "-B", build_dir().string(), "-G",
                                    "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DMMAEMU_BENCH=OFF",
                                    "-DMMAEMU_PYTHON=OFF",
-                                   // a mutant rebuilds its one file, not a unity batch
-                                   "-DMMAEMU_UNITY=OFF"};
+                                   // schema: one build of every mutant, in batches; rewrite: a
+                                   // mutant rebuilds its one file, not a unity batch
+                                   opt_.unity ? "-DMMAEMU_UNITY=ON" : "-DMMAEMU_UNITY=OFF"};
   if (!opt_.shared_dir.empty())
     argv.push_back("-DMMAEMU_SHARED_DIR=" + opt_.shared_dir.string());
   if (support::find_program("ccache"))

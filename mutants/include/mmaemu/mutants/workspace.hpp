@@ -29,7 +29,11 @@ struct WorkspaceOptions {
   std::filesystem::path source_dir;    // the repository to copy
   std::filesystem::path shared_dir;    // MMAEMU_SHARED_DIR of the copy; empty: none given
   std::vector<std::string> cmake_args; // added to the configure command
-  bool keep = false;                   // leave the copy on disk (its path is printed)
+  // Unity batches (MMAEMU_UNITY=ON), as the main build: a schema build compiles every mutant
+  // once, so it takes the faster whole build. Off (the default) for rewrite-mode copies, where
+  // each mutant rebuilds its one edited file rather than the batch that holds it.
+  bool unity = false;
+  bool keep = false; // leave the copy on disk (its path is printed)
   // A folder kept between campaigns (the schema build): the copy is synchronised, writing only
   // files whose content changed, so that the next build is incremental. Empty: a fresh
   // temporary folder, removed at the end unless `keep`.
