@@ -42,10 +42,10 @@ TEST(MutantsCli, ADamagedCatalogueExits2BeforeAnyWork) {
   std::ofstream(bad) << "{\"schema\": \"mmaemu-mutants/1\", \"mutants\": [";
   const auto list = run_cli({"mutants", "list", "--catalogue", bad.string()});
   EXPECT_EQ(list.status, 2) << list.all();
-  EXPECT_THAT(list.err, HasSubstr("not JSON"));
+  EXPECT_THAT(list.err, HasSubstr("not valid JSON"));
   const auto run = run_cli({"mutants", "run", "--catalogue", bad.string(), "--no-log"});
   EXPECT_EQ(run.status, 2) << run.all();
-  EXPECT_THAT(run.err, HasSubstr("not JSON"));
+  EXPECT_THAT(run.err, HasSubstr("not valid JSON"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("building")));
 }
 

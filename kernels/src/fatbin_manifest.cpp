@@ -5,14 +5,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include "bounded_json.hpp"
+#include "lower_hex.hpp"
 #include "mmaemu/kernels/kernel_sources.hpp"
 #include "mmaemu/kernels/kernel_spec.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/json_input.hpp"
 #include "mmaemu/support/text.hpp"
 
 #ifndef MMAEMU_SOURCE_FATBIN_DIR
@@ -50,85 +52,48 @@ bool arch_ok(int a) {
   return a >= 30 && a <= 199;
 }
 
-// The member `key` of `o` as type T; ManifestError naming `where` otherwise.
-const json& member(const json& o, const char* key, const std::string& where) {
-  auto it = o.find(key);
-  if (it == o.end())
-    throw ManifestError(where + ": missing \"" + key + "\"");
-  return *it;
+// A manifest nests 4 levels (modules[i].sass); deeper input is refused while it is parsed.
+constexpr support::JsonLimits kManifestJsonLimits{kMaxManifestBytes, 16};
+constexpr const char* kModuleSchema = "a mmaemu-fatbin/1 module";
+
+// An architecture: an integer JSON number (never 75.0 or "75") in range.
+int arch_value(const json& v, const support::JsonLocation& at) {
+  return static_cast<int>(support::json_integer(v, at, 30, 199));
 }
 
-std::string string_member(const json& o, const char* key, const std::string& where) {
-  const json& v = member(o, key, where);
-  if (!v.is_string())
-    throw ManifestError(where + ": \"" + key + "\" is not a string");
-  return v.get<std::string>();
-}
-
-int arch_value(const json& v, const std::string& where) {
-  if (!v.is_number_integer())
-    throw ManifestError(where + ": an architecture is not an integer");
-  const auto a = v.get<std::int64_t>();
-  if (a < 30 || a > 199)
-    throw ManifestError(where + ": architecture " + std::to_string(a) + " is out of range");
-  return static_cast<int>(a);
-}
-
-// Unknown keys are errors at every level: a misspelt key ("PTX", "sha_256") must not be
-// ignored in silence, and nothing rides along unchecked in a file the loader trusts.
-void known_keys_only(const json& o, std::initializer_list<std::string_view> keys,
-                     const std::string& where) {
-  for (auto it = o.begin(); it != o.end(); ++it) {
-    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-      throw ManifestError(where + ": unknown key \"" + shown(it.key()) + "\"");
-  }
-}
-
+// Unknown keys are errors at every level (no_other_keys): a misspelt key ("PTX", "sha_256")
+// must not be ignored in silence, and nothing rides along unchecked in a file the loader
+// trusts. Strings may be empty here: validate_manifest names what an empty one breaks.
 FatbinManifest from_json(const json& j, const std::string& origin) {
   if (!j.is_object())
     throw ManifestError(origin + ": not a JSON object");
+  support::JsonObjectReader top(j, support::JsonLocation(origin), std::string(kFatbinFormat));
   FatbinManifest m;
-  m.format = string_member(j, "format", origin);
+  m.format = top.string("format", true);
   if (m.format != kFatbinFormat) {
     throw ManifestError(origin + ": format is '" + shown(m.format) + "', not " +
                         std::string(kFatbinFormat));
   }
-  m.source_sha256 = string_member(j, "source_sha256", origin);
-  if (j.contains("nvcc"))
-    m.nvcc = string_member(j, "nvcc", origin);
-  if (j.contains("flags")) {
-    const json& f = j.at("flags");
-    if (!f.is_array())
-      throw ManifestError(origin + ": \"flags\" is not an array");
-    for (const json& x : f) {
-      if (!x.is_string())
-        throw ManifestError(origin + ": a flag is not a string");
-      m.flags.push_back(x.get<std::string>());
-    }
-  }
-  const json& mods = member(j, "modules", origin);
-  if (!mods.is_array())
-    throw ManifestError(origin + ": \"modules\" is not an array");
-  for (const json& e : mods) {
-    const std::string where = origin + ": module #" + std::to_string(m.modules.size());
-    if (!e.is_object())
-      throw ManifestError(where + " is not an object");
+  m.source_sha256 = top.string("source_sha256", true);
+  m.nvcc = top.optional_string("nvcc", true).value_or(m.nvcc);
+  m.flags = top.optional_strings("flags");
+  const json& mods = top.array("modules");
+  for (std::size_t i = 0; i < mods.size(); ++i) {
+    support::JsonObjectReader entry(mods[i], top.at("modules").index(i), kModuleSchema);
     FatbinEntry fe;
-    fe.module = string_member(e, "module", where);
-    fe.file = string_member(e, "file", where);
-    fe.sha256 = string_member(e, "sha256", where);
-    const json& sass = member(e, "sass", where);
-    if (!sass.is_array())
-      throw ManifestError(where + ": \"sass\" is not an array");
-    for (const json& a : sass)
-      fe.sass.push_back(arch_value(a, where));
-    auto ptx = e.find("ptx");
-    if (ptx != e.end() && !ptx->is_null())
-      fe.ptx = arch_value(*ptx, where);
-    known_keys_only(e, {"module", "file", "sha256", "sass", "ptx"}, where);
+    fe.module = entry.string("module", true);
+    fe.file = entry.string("file", true);
+    fe.sha256 = entry.string("sha256", true);
+    const json& sass = entry.array("sass");
+    for (std::size_t k = 0; k < sass.size(); ++k)
+      fe.sass.push_back(arch_value(sass[k], entry.at("sass").index(k)));
+    const json* ptx = entry.find("ptx");
+    if (ptx && !ptx->is_null())
+      fe.ptx = arch_value(*ptx, entry.at("ptx"));
+    entry.no_other_keys();
     m.modules.push_back(std::move(fe));
   }
-  known_keys_only(j, {"format", "source_sha256", "nvcc", "flags", "modules"}, origin);
+  top.no_other_keys();
   return m;
 }
 
@@ -224,13 +189,11 @@ void validate_manifest(const FatbinManifest& m) {
 
 FatbinManifest parse_manifest(std::string_view text, std::string_view origin) {
   const std::string where = support::printable(origin, 256);
-  std::string why;
-  auto j = detail::parse_bounded_json(text, why);
-  if (!j)
-    throw ManifestError(where + ": " + why);
   FatbinManifest m;
   try {
-    m = from_json(*j, where);
+    m = from_json(support::parse_json_input(text, where, kManifestJsonLimits), where);
+  } catch (const support::JsonInputError& e) {
+    throw ManifestError(e.what());
   } catch (const ManifestError&) {
     throw;
   } catch (const std::exception& e) {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "mmaemu/kernels/verdict_cache.hpp"
 
-#include "bounded_json.hpp"
+#include <nlohmann/json.hpp>
+
+#include "lower_hex.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/cache_dir.hpp"
 #include "mmaemu/support/atomic_write.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/json_input.hpp"
 
 #ifndef MMAEMU_KERNELS_VERSION
 #define MMAEMU_KERNELS_VERSION "0.0.0"
@@ -19,10 +22,18 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// A verdict nests one level; deeper input is refused while it is parsed.
+constexpr std::size_t kVerdictJsonDepth = 16;
+
 std::optional<Verdict> parse_verdict(std::string_view text, const std::string& key) {
-  std::string why;
-  auto j = detail::parse_bounded_json(text, why);
-  if (!j || !j->is_object())
+  std::optional<json> j;
+  try {
+    // Its size is bounded once, where lookup reads the file.
+    j = support::parse_json_input(text, "verdict", {text.size(), kVerdictJsonDepth});
+  } catch (const support::JsonInputError&) {
+    return std::nullopt; // damaged: as if absent, so the gate runs again
+  }
+  if (!j->is_object())
     return std::nullopt;
   const auto format = j->find("format");
   const auto k = j->find("key");

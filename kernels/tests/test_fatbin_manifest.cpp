@@ -71,7 +71,7 @@ TEST(FatbinManifest, DamagedOrHostileTextGivesOneManifestError) {
       {std::string(100000, '['), "nested deeper"},
       {std::string("{\"format\": \"\xff\xfe\"}"), "not valid JSON"},
       {replaced("mmaemu-fatbin/1", "mmaemu-fatbin/2"), "format"},
-      {replaced("\"format\"", "\"formats\""), "missing \"format\""},
+      {replaced("\"format\"", "\"formats\""), "key 'format': missing"},
       {replaced(kHex, "AAAA"), "source_sha256"},
       {replaced(std::string(64, 'b'), std::string(64, 'B')), "sha256"},
       {replaced("\"v1.fatbin\"", "\"../v1.fatbin\""), "plain file name"},
@@ -83,16 +83,23 @@ TEST(FatbinManifest, DamagedOrHostileTextGivesOneManifestError) {
       {replaced("\"v1.fatbin\"", "\"v1\\u001b[31m.fatbin\""), "plain file name"},
       {replaced("\"v1.fatbin\"", "\"v1\\t.fatbin\""), "plain file name"},
       {replaced("\"v1.fatbin\"", "\"v1\\u001f.fatbin\""), "plain file name"},
-      {replaced("\"v1.fatbin\"", "17"), "not a string"},
+      {replaced("\"v1.fatbin\"", "17"), "key 'modules[0].file': expected a string, got integer 17"},
       {replaced("\"v9\"", "\"v1\""), "listed twice"},
       {replaced("\"v9\"", "\"v 9\\n\""), "plain word"},
-      {replaced("75,", "7500000000000,"), "out of range"},
-      {replaced("75,", "\"75\","), "not an integer"},
-      {replaced("\"modules\"", "\"module_list\""), "missing \"modules\""},
-      // Unknown keys, at the top and in a module, are refused, named (escaped).
-      {replaced("\"nvcc\"", "\"nvcc_path\": \"/x\", \"nvcc\""), "unknown key \"nvcc_path\""},
-      {replaced("\"ptx\": 75", "\"ptx\": 75, \"PTX\": 80"), "unknown key \"PTX\""},
-      {replaced("\"sass\"", "\"extra\\u001b\": 1, \"sass\""), "unknown key \"extra\\x1b\""},
+      {replaced("75,", "7500000000000,"),
+       "key 'modules[0].sass[0]': expected an integer from 30 to 199, got integer 7500000000000"},
+      {replaced("75,", "\"75\","), "key 'modules[0].sass[0]': expected an integer, got string"},
+      {replaced("75,", "75.0,"), "key 'modules[0].sass[0]': expected an integer, got number 75.0"},
+      {replaced("\"modules\"", "\"module_list\""), "key 'modules': missing"},
+      // Unknown keys, at the top and in a module, are refused, named with their path (escaped).
+      {replaced("\"nvcc\"", "\"nvcc_path\": \"/x\", \"nvcc\""),
+       "key 'nvcc_path': not a key of mmaemu-fatbin/1"},
+      {replaced("\"ptx\": 75", "\"ptx\": 75, \"PTX\": 80"),
+       "key 'modules[0].PTX': not a key of a mmaemu-fatbin/1 module"},
+      {replaced("\"sass\"", "\"extra\\u001b\": 1, \"sass\""),
+       "key 'modules[0].extra\\x1b': not a key"},
+      // A key given twice would have its first value dropped in silence.
+      {replaced("\"nvcc\"", "\"nvcc\": \"x\", \"nvcc\""), "key 'nvcc': appears twice"},
   };
   for (const auto& [text, expect] : cases) {
     try {
@@ -100,7 +107,8 @@ TEST(FatbinManifest, DamagedOrHostileTextGivesOneManifestError) {
       ADD_FAILURE() << "accepted: " << text.substr(0, 80);
     } catch (const ManifestError& e) {
       const std::string what = e.what();
-      EXPECT_EQ(what.rfind("test.json: ", 0), 0u) << what;
+      // "test.json: ..." or, for a syntax error, "test.json:<line>:<column>: ...".
+      EXPECT_EQ(what.rfind("test.json:", 0), 0u) << what;
       EXPECT_NE(what.find(expect), std::string::npos) << what;
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }

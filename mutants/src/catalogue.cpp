@@ -6,52 +6,25 @@
 #include <set>
 
 #include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/json_input.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::mutants {
 
 using nlohmann::json;
+using support::JsonLocation;
+using support::JsonObjectReader;
 
 namespace {
 
 constexpr std::uint64_t kMaxCatalogueBytes = 4u << 20;
-constexpr int kMaxDepth = 8; // document, list, mutant, edits, edit: 5 levels
+// document, list, mutant, edits, edit: 5 levels; deeper input is refused while it is parsed.
+constexpr support::JsonLimits kCatalogueJsonLimits{kMaxCatalogueBytes, 8};
+constexpr const char* kMutantSchema = "a mmaemu-mutants/1 mutant";
+constexpr const char* kEditSchema = "a mmaemu-mutants/1 edit";
 
 [[noreturn]] void fail(const std::string& name, const std::string& where, const std::string& why) {
   throw CatalogueError(name + ": " + where + (where.empty() ? "" : ": ") + why);
-}
-
-const json& need(const json& obj, const char* key, json::value_t type, const std::string& name,
-                 const std::string& where) {
-  if (!obj.contains(key))
-    fail(name, where, std::string("missing key '") + key + "'");
-  const json& v = obj.at(key);
-  if (v.type() != type) {
-    fail(name, where,
-         std::string("key '") + key + "' must be a " +
-             (type == json::value_t::string  ? "string"
-              : type == json::value_t::array ? "list"
-                                             : "object") +
-             ", got " + v.type_name());
-  }
-  return v;
-}
-
-std::string need_string(const json& obj, const char* key, const std::string& name,
-                        const std::string& where, bool allow_empty = false) {
-  const std::string s = need(obj, key, json::value_t::string, name, where).get<std::string>();
-  if (s.empty() && !allow_empty)
-    fail(name, where, std::string("key '") + key + "' is empty");
-  return s;
-}
-
-void only_keys(const json& obj, const std::set<std::string>& allowed, const std::string& name,
-               const std::string& where) {
-  for (const auto& [k, v] : obj.items()) {
-    (void)v;
-    if (!allowed.count(k))
-      fail(name, where, "unknown key '" + support::printable(k, 64) + "'");
-  }
 }
 
 bool valid_id(const std::string& id) {
@@ -81,20 +54,20 @@ bool valid_path(const std::string& p) {
   return true;
 }
 
-Edit parse_edit(const json& e, const std::string& name, const std::string& where) {
-  if (!e.is_object())
-    fail(name, where, std::string("must be an object, got ") + e.type_name());
-  only_keys(e, {"file", "original", "replacement", "form"}, name, where);
+Edit parse_edit(const json& e, const JsonLocation& at, const std::string& name,
+                const std::string& where) {
+  JsonObjectReader r(e, at, kEditSchema);
+  r.only_keys({"file", "original", "replacement", "form"});
   Edit out;
-  out.file = need_string(e, "file", name, where);
+  out.file = r.string("file");
   if (!valid_path(out.file)) {
     fail(name, where,
          "file '" + support::printable(out.file, 128) +
              "' must be a relative path inside the repository ('/'-separated, no '..')");
   }
-  out.original = need_string(e, "original", name, where);
-  out.replacement = need_string(e, "replacement", name, where, true);
-  const std::string form = e.contains("form") ? need_string(e, "form", name, where) : "expr";
+  out.original = r.string("original");
+  out.replacement = r.string("replacement", true);
+  const std::string form = r.optional_string("form").value_or("expr");
   if (form == "expr")
     out.form = Form::expr;
   else if (form == "stmt")
@@ -102,6 +75,102 @@ Edit parse_edit(const json& e, const std::string& name, const std::string& where
   else
     fail(name, where, "form '" + support::printable(form, 32) + "' is not expr or stmt");
   return out;
+}
+
+// The fields of one mutant after its id; `where` names it ("mutant 'plan.a'").
+void read_mutant(JsonObjectReader& r, Mutant& out, const std::string& name,
+                 const std::string& where) {
+  // Unknown keys first: a misspelt "evidnce" is named as such, not as a missing evidence.
+  r.only_keys({"id", "group", "description", "source", "tier", "expect", "evidence", "edits"});
+  const auto& groups = catalogue_groups();
+  out.group = r.string("group");
+  if (std::find(groups.begin(), groups.end(), out.group) == groups.end()) {
+    std::string known;
+    for (const auto& g : groups)
+      known += (known.empty() ? "" : ", ") + g;
+    fail(name, where, "group '" + support::printable(out.group, 64) + "' is not one of " + known);
+  }
+  out.description = r.string("description");
+  out.source = r.string("source");
+  out.tier = r.string("tier");
+  if (out.tier != "cpu" && out.tier != "gpu")
+    fail(name, where, "tier '" + support::printable(out.tier, 32) + "' is not cpu or gpu");
+  const std::string expect = r.string("expect");
+  if (expect == "killed")
+    out.expect = Expect::killed;
+  else if (expect == "survives")
+    out.expect = Expect::survives;
+  else if (expect == "equivalent")
+    out.expect = Expect::equivalent;
+  else
+    fail(name, where,
+         "expect '" + support::printable(expect, 32) + "' is not killed, survives or equivalent");
+  const bool identity = out.id.rfind("identity_", 0) == 0;
+  if (identity != (out.expect == Expect::survives)) {
+    fail(name, where,
+         identity ? "an identity_* mutant must have expect 'survives'"
+                  : "only identity_* mutants may have expect 'survives'");
+  }
+  if (out.id == "control_sign_flip" && out.expect != Expect::killed)
+    fail(name, where, "control_sign_flip must have expect 'killed'");
+  out.evidence = r.optional_string("evidence").value_or("");
+  if (out.expect != Expect::killed && out.evidence.empty())
+    fail(name, where, std::string("expect '") + expect + "' needs 'evidence'");
+  const json& edits = r.array("edits");
+  if (edits.empty())
+    fail(name, where, "'edits' is empty");
+  for (std::size_t k = 0; k < edits.size(); ++k) {
+    const std::string edit_where = where + ": edits[" + std::to_string(k) + "]";
+    Edit e = parse_edit(edits[k], r.at("edits").index(k), name, edit_where);
+    if (!identity && e.original == e.replacement) {
+      fail(name, edit_where,
+           "replacement equals original (only identity_* mutants keep the text's meaning)");
+    }
+    out.edits.push_back(std::move(e));
+  }
+}
+
+Catalogue read_catalogue(const std::string& text, const std::string& name) {
+  const json doc = support::parse_json_input(text, name, kCatalogueJsonLimits);
+  if (!doc.is_object())
+    fail(name, "", "must be a JSON object, got " + support::type_of(doc));
+  JsonObjectReader top(doc, JsonLocation(name), kCatalogueFormat);
+  top.only_keys({"SPDX-License-Identifier", "schema", "description", "mutants"});
+  const std::string schema = top.string("schema");
+  if (schema != kCatalogueFormat) {
+    fail(name, "", "schema '" + support::printable(schema, 64) + "' is not " + kCatalogueFormat);
+  }
+  top.optional_string("description", true);
+  top.optional_string("SPDX-License-Identifier", true); // JSON has no comments
+  const json& list = top.array("mutants");
+  Catalogue c;
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    JsonObjectReader r(list[i], top.at("mutants").index(i), kMutantSchema);
+    Mutant out;
+    out.id = r.string("id");
+    if (!valid_id(out.id)) {
+      fail(name, "mutants[" + std::to_string(i) + "]",
+           "id '" + support::printable(out.id, 96) + "' must be [a-z0-9_.], at most 80 characters");
+    }
+    const std::string where = "mutant '" + out.id + "'";
+    if (!ids.insert(out.id).second)
+      fail(name, where, "duplicate id");
+    // Once the mutant has a name, its JSON problems carry it too: "<file>: mutant 'plan.a':
+    // key 'mutants[3].description': missing".
+    try {
+      read_mutant(r, out, name, where);
+    } catch (const support::JsonInputError& e) {
+      fail(name, where, e.without_source());
+    }
+    c.mutants.push_back(std::move(out));
+  }
+  bool control = false;
+  for (const auto& m : c.mutants)
+    control = control || m.id == "control_sign_flip";
+  if (!c.mutants.empty() && !control)
+    fail(name, "", "no control_sign_flip mutant (the run must show that a sign flip is killed)");
+  return c;
 }
 
 } // namespace
@@ -176,97 +245,11 @@ Layer group_layer(const std::string& group) {
 }
 
 Catalogue parse_catalogue(const std::string& text, const std::string& name) {
-  json doc;
   try {
-    // Nesting is bounded while parsing, so that a crafted file cannot exhaust the stack.
-    doc = json::parse(text, [&](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxDepth)
-        fail(name, "", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-      return true;
-    });
-  } catch (const json::exception& e) {
-    fail(name, "", std::string("not JSON: ") + e.what());
+    return read_catalogue(text, name);
+  } catch (const support::JsonInputError& e) {
+    throw CatalogueError(e.what());
   }
-  if (!doc.is_object())
-    fail(name, "", std::string("must be a JSON object, got ") + doc.type_name());
-  only_keys(doc, {"SPDX-License-Identifier", "schema", "description", "mutants"}, name, "");
-  const std::string schema = need_string(doc, "schema", name, "");
-  if (schema != kCatalogueFormat) {
-    fail(name, "", "schema '" + support::printable(schema, 64) + "' is not " + kCatalogueFormat);
-  }
-  const json& list = need(doc, "mutants", json::value_t::array, name, "");
-  Catalogue c;
-  std::set<std::string> ids;
-  const auto& groups = catalogue_groups();
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const json& m = list[i];
-    std::string where = "mutants[" + std::to_string(i) + "]";
-    if (!m.is_object())
-      fail(name, where, std::string("must be an object, got ") + m.type_name());
-    only_keys(m, {"id", "group", "description", "source", "tier", "expect", "evidence", "edits"},
-              name, where);
-    Mutant out;
-    out.id = need_string(m, "id", name, where);
-    if (!valid_id(out.id)) {
-      fail(name, where,
-           "id '" + support::printable(out.id, 96) + "' must be [a-z0-9_.], at most 80 characters");
-    }
-    where = "mutant '" + out.id + "'";
-    if (!ids.insert(out.id).second)
-      fail(name, where, "duplicate id");
-    out.group = need_string(m, "group", name, where);
-    if (std::find(groups.begin(), groups.end(), out.group) == groups.end()) {
-      std::string known;
-      for (const auto& g : groups)
-        known += (known.empty() ? "" : ", ") + g;
-      fail(name, where, "group '" + support::printable(out.group, 64) + "' is not one of " + known);
-    }
-    out.description = need_string(m, "description", name, where);
-    out.source = need_string(m, "source", name, where);
-    out.tier = need_string(m, "tier", name, where);
-    if (out.tier != "cpu" && out.tier != "gpu")
-      fail(name, where, "tier '" + support::printable(out.tier, 32) + "' is not cpu or gpu");
-    const std::string expect = need_string(m, "expect", name, where);
-    if (expect == "killed")
-      out.expect = Expect::killed;
-    else if (expect == "survives")
-      out.expect = Expect::survives;
-    else if (expect == "equivalent")
-      out.expect = Expect::equivalent;
-    else
-      fail(name, where,
-           "expect '" + support::printable(expect, 32) + "' is not killed, survives or equivalent");
-    const bool identity = out.id.rfind("identity_", 0) == 0;
-    if (identity != (out.expect == Expect::survives)) {
-      fail(name, where,
-           identity ? "an identity_* mutant must have expect 'survives'"
-                    : "only identity_* mutants may have expect 'survives'");
-    }
-    if (out.id == "control_sign_flip" && out.expect != Expect::killed)
-      fail(name, where, "control_sign_flip must have expect 'killed'");
-    if (m.contains("evidence"))
-      out.evidence = need_string(m, "evidence", name, where);
-    if (out.expect != Expect::killed && out.evidence.empty())
-      fail(name, where, std::string("expect '") + expect + "' needs 'evidence'");
-    const json& edits = need(m, "edits", json::value_t::array, name, where);
-    if (edits.empty())
-      fail(name, where, "'edits' is empty");
-    for (std::size_t k = 0; k < edits.size(); ++k) {
-      Edit e = parse_edit(edits[k], name, where + ": edits[" + std::to_string(k) + "]");
-      if (!identity && e.original == e.replacement) {
-        fail(name, where + ": edits[" + std::to_string(k) + "]",
-             "replacement equals original (only identity_* mutants keep the text's meaning)");
-      }
-      out.edits.push_back(std::move(e));
-    }
-    c.mutants.push_back(std::move(out));
-  }
-  bool control = false;
-  for (const auto& m : c.mutants)
-    control = control || m.id == "control_sign_flip";
-  if (!c.mutants.empty() && !control)
-    fail(name, "", "no control_sign_flip mutant (the run must show that a sign flip is killed)");
-  return c;
 }
 
 Catalogue load_catalogue(const std::filesystem::path& path) {

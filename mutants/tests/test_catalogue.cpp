@@ -74,7 +74,10 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
   };
   EXPECT_THAT(refusal(json::array()), HasSubstr("must be a JSON object"));
   EXPECT_THAT(with([](json& j) { j["schema"] = "mmaemu-mutants/2"; }), HasSubstr("schema"));
-  EXPECT_THAT(with([](json& j) { j["extra"] = 1; }), HasSubstr("unknown key 'extra'"));
+  EXPECT_THAT(with([](json& j) { j["extra"] = 1; }),
+              HasSubstr("cat.json: key 'extra': not a key of mmaemu-mutants/1"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["evidnce"] = "e"; }),
+              HasSubstr("cat.json: mutant 'plan.a': key 'mutants[1].evidnce': not a key of"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "Plan.A"; }), HasSubstr("id 'Plan.A'"));
   EXPECT_THAT(with([](json& j) { j["mutants"][2]["id"] = "plan.a"; }),
               HasSubstr("mutant 'plan.a': duplicate id"));
@@ -85,7 +88,7 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
   EXPECT_THAT(with([](json& j) { j["mutants"][2].erase("evidence"); }),
               HasSubstr("mutant 'plan.b': expect 'equivalent' needs 'evidence'"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1].erase("description"); }),
-              HasSubstr("mutant 'plan.a': missing key 'description'"));
+              HasSubstr("cat.json: mutant 'plan.a': key 'mutants[1].description': missing"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"] = json::array(); }),
               HasSubstr("'edits' is empty"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["file"] = "../etc/passwd"; }),
@@ -93,13 +96,14 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["file"] = "/etc/passwd"; }),
               HasSubstr("relative path inside the repository"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = ""; }),
-              HasSubstr("'original' is empty"));
+              HasSubstr("mutant 'plan.a': key 'mutants[1].edits[0].original': must not be empty"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["replacement"] = "a"; }),
               HasSubstr("replacement equals original"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["form"] = "decl"; }),
               HasSubstr("form 'decl'"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = 3; }),
-              HasSubstr("key 'original' must be a string"));
+              HasSubstr("mutant 'plan.a': key 'mutants[1].edits[0].original': expected a string, "
+                        "got integer 3"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["expect"] = "survives"; }),
               HasSubstr("only identity_* mutants may have expect 'survives'"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "identity_x"; }),
@@ -112,12 +116,13 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
   EXPECT_THAT(with([](json& j) { j["mutants"].erase(0); }), HasSubstr("no control_sign_flip"));
 }
 
-TEST(Catalogue, NotJsonIsRefusedWithTheFileName) {
+TEST(Catalogue, NotJsonIsRefusedWithTheFileNameLineAndColumn) {
   try {
+    // The text ends after its 11th byte: the parser stops at column 12 of line 1.
     parse_catalogue("{\"schema\": ", "mutants/catalogue.json");
     FAIL() << "accepted";
   } catch (const CatalogueError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("mutants/catalogue.json: not JSON"));
+    EXPECT_THAT(e.what(), HasSubstr("mutants/catalogue.json:1:12: not valid JSON ("));
   }
 }
 

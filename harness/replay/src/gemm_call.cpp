@@ -10,6 +10,8 @@
 
 #include "mmaemu/harness/gemm_call.hpp"
 #include "mmaemu/recordings/budget.hpp"
+#include "mmaemu/support/input_file.hpp"
+#include "mmaemu/support/json_input.hpp"
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::harness {
@@ -17,114 +19,56 @@ namespace mmaemu::harness {
 namespace {
 
 using nlohmann::json;
+using support::JsonLocation;
+using support::JsonObjectReader;
 
 std::atomic<std::uint64_t> g_parses{0};
 
-// The strict reader of a call description: every error names the key path.
-class CallReader {
-public:
-  [[noreturn]] static void fail(const std::string& key, const std::string& what) {
-    throw GemmCallError("key '" + support::printable(key) + "': " + what);
-  }
+constexpr const char* kCallSchema = "a gemm_call description";
+// A description is never longer than the recording that holds it; it nests 3 levels.
+constexpr support::JsonLimits kCallJsonLimits{support::kMaxRecordingBytes, kMaxCallJsonDepth};
 
-  // The JSON type of a value, for "expected an integer, got number 3.2e+42".
-  static std::string type_of(const json& v) {
-    if (v.is_number_float())
-      return "number " + support::printable(v.dump(), 32);
-    if (v.is_number_unsigned())
-      return "integer " + v.dump();
-    if (v.is_number_integer())
-      return "integer " + v.dump();
-    return v.type_name();
-  }
+// A shape or strides: at most kMaxTensorDims integers in [0, hi].
+std::vector<std::int64_t> call_integers(const json& v, const JsonLocation& at, std::int64_t hi) {
+  if (!v.is_array())
+    at.fail("expected an array of integers, got " + support::type_of(v));
+  if (v.size() > static_cast<std::size_t>(kMaxTensorDims))
+    at.fail(std::to_string(v.size()) + " entries, more than " + std::to_string(kMaxTensorDims));
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(support::json_integer(v[i], at.index(i), 0, hi));
+  return out;
+}
 
-  static const json& object(const json& v, const std::string& key) {
-    if (!v.is_object())
-      fail(key, "expected an object, got " + type_of(v));
-    return v;
+// A code of `f` in hex ("0x3f800000" or "3f800000"), within the format's width.
+std::uint32_t call_code(const json& v, const JsonLocation& at, Format f) {
+  const std::string& s = support::json_string(v, at, true);
+  std::size_t i = (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 2 : 0;
+  if (s.size() == i || s.size() - i > 8)
+    at.fail("'" + support::printable(s) + "' is not a hex code");
+  std::uint32_t c = 0;
+  for (; i < s.size(); ++i) {
+    const char ch = s[i];
+    const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                  : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                  : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                           : -1;
+    if (d < 0)
+      at.fail("'" + support::printable(s) + "' is not a hex code");
+    c = (c << 4) | static_cast<std::uint32_t>(d);
   }
+  if (c & ~spec(f).code_mask())
+    at.fail("'" + support::printable(s) + "' is wider than a " + spec(f).torch_name + " code");
+  return c;
+}
 
-  // Refuses keys not in `known`.
-  static void only_keys(const json& obj, const std::string& where,
-                        std::initializer_list<const char*> known) {
-    for (const auto& [k, v] : obj.items()) {
-      bool ok = false;
-      for (const char* n : known)
-        ok = ok || k == n;
-      if (!ok)
-        fail(where.empty() ? k : where + "." + k, "not a key of a gemm_call description");
-    }
-  }
-
-  // An integer in [lo, hi], from an integer JSON number only (never a float converted).
-  static std::int64_t integer(const json& v, const std::string& key, std::int64_t lo,
-                              std::int64_t hi) {
-    if (!v.is_number_integer())
-      fail(key, "expected an integer, got " + type_of(v));
-    const bool in_range = v.is_number_unsigned()
-                              ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
-                              : v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi;
-    if (!in_range) {
-      fail(key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                    ", got " + type_of(v));
-    }
-    return v.get<std::int64_t>();
-  }
-
-  static std::vector<std::int64_t> integers(const json& v, const std::string& key,
-                                            std::int64_t hi) {
-    if (!v.is_array())
-      fail(key, "expected an array of integers, got " + type_of(v));
-    if (v.size() > static_cast<std::size_t>(kMaxTensorDims)) {
-      fail(key, std::to_string(v.size()) + " entries, more than " + std::to_string(kMaxTensorDims));
-    }
-    std::vector<std::int64_t> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      out.push_back(integer(v[i], key + "[" + std::to_string(i) + "]", 0, hi));
-    }
-    return out;
-  }
-
-  static const std::string& string(const json& v, const std::string& key) {
-    if (!v.is_string())
-      fail(key, "expected a string, got " + type_of(v));
-    return v.get_ref<const std::string&>();
-  }
-
-  // A code of `f` in hex ("0x3f800000" or "3f800000"), within the format's width.
-  static std::uint32_t code(const json& v, const std::string& key, Format f) {
-    const std::string& s = string(v, key);
-    std::size_t i = (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 2 : 0;
-    if (s.size() == i || s.size() - i > 8)
-      fail(key, "'" + support::printable(s) + "' is not a hex code");
-    std::uint32_t c = 0;
-    for (; i < s.size(); ++i) {
-      const char ch = s[i];
-      const int d = ch >= '0' && ch <= '9'   ? ch - '0'
-                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                             : -1;
-      if (d < 0)
-        fail(key, "'" + support::printable(s) + "' is not a hex code");
-      c = (c << 4) | static_cast<std::uint32_t>(d);
-    }
-    if (c & ~spec(f).code_mask()) {
-      fail(key, "'" + support::printable(s) + "' is wider than a " + spec(f).torch_name + " code");
-    }
-    return c;
-  }
-
-  static Format dtype(const json& t, const std::string& where) {
-    const auto it = t.find("dtype");
-    if (it == t.end())
-      fail(where + ".dtype", "missing");
-    const std::string& name = string(*it, where + ".dtype");
-    const auto f = parse_format(name);
-    if (!f)
-      fail(where + ".dtype", "'" + support::printable(name) + "' is not a dtype");
-    return *f;
-  }
-};
+Format call_dtype(JsonObjectReader& r) {
+  const std::string name = r.string("dtype", true);
+  const auto f = parse_format(name);
+  if (!f)
+    r.fail("dtype", "'" + support::printable(name) + "' is not a dtype");
+  return *f;
+}
 
 // Tensor errors (layouts outside the storage, shapes that overflow) name the tensor's key.
 template <class F> auto named(const std::string& where, F make) {
@@ -139,24 +83,17 @@ template <class F> auto named(const std::string& where, F make) {
 std::uint8_t g_no_bytes = 0;
 
 // An operand: a view of a recorded storage of `storage_bytes` bytes, checked against it.
-CallOperand operand_from_json(const json& j, const std::string& where, std::size_t storage_bytes) {
-  using R = CallReader;
-  R::object(j, where);
-  R::only_keys(j, where, {"dtype", "shape", "strides", "offset"});
+CallOperand operand_from_json(const json& j, const JsonLocation& at, std::size_t storage_bytes) {
+  JsonObjectReader r(j, at, kCallSchema);
+  r.only_keys({"dtype", "shape", "strides", "offset"});
   CallOperand op;
-  op.dtype = R::dtype(j, where);
-  if (!j.contains("shape"))
-    R::fail(where + ".shape", "missing");
-  if (!j.contains("strides"))
-    R::fail(where + ".strides", "missing");
-  op.shape = R::integers(j["shape"], where + ".shape", kMaxTensorElements);
+  op.dtype = call_dtype(r);
+  op.shape = call_integers(r.value("shape"), r.at("shape"), kMaxTensorElements);
   op.strides =
-      R::integers(j["strides"], where + ".strides", std::numeric_limits<std::int64_t>::max());
-  op.offset = j.contains("offset") ? R::integer(j["offset"], where + ".offset", 0,
-                                                std::numeric_limits<std::int64_t>::max())
-                                   : 0;
+      call_integers(r.value("strides"), r.at("strides"), std::numeric_limits<std::int64_t>::max());
+  op.offset = r.optional_integer("offset", 0, std::numeric_limits<std::int64_t>::max()).value_or(0);
   // The same check as the view the call builds later (Tensor::view_of), without a storage.
-  named(where, [&] {
+  named(at.path(), [&] {
     return Tensor::borrow(op.dtype, op.shape, op.strides, op.offset, &g_no_bytes, storage_bytes,
                           nullptr);
   });
@@ -167,37 +104,33 @@ CallOperand operand_from_json(const json& j, const std::string& where, std::size
 // (one hex code per element, row-major) or "fill" (one code for all), else zero; "strides"
 // and "offset" give it that layout in a fresh storage just large enough. Checked here,
 // allocated only when a call is built (CreatedTensor::make).
-CreatedTensor created_from_json(const json& j, const std::string& where, bool scale = false) {
-  using R = CallReader;
-  R::object(j, where);
-  R::only_keys(j, where, {"dtype", "shape", "strides", "offset", "bits", "fill"});
+CreatedTensor created_from_json(const json& j, const JsonLocation& at, bool scale = false) {
+  JsonObjectReader r(j, at, kCallSchema);
+  r.only_keys({"dtype", "shape", "strides", "offset", "bits", "fill"});
   CreatedTensor t;
-  t.where = where;
-  t.dtype = R::dtype(j, where);
-  if (!j.contains("shape"))
-    R::fail(where + ".shape", "missing");
-  t.shape = R::integers(j["shape"], where + ".shape", kMaxCallTensorElements);
+  t.where = at.path();
+  t.dtype = call_dtype(r);
+  t.shape = call_integers(r.value("shape"), r.at("shape"), kMaxCallTensorElements);
   std::int64_t numel = 1;
   for (auto d : t.shape) {
     if (d == 0)
       numel = 0;
     else if (numel &&
              (__builtin_mul_overflow(numel, d, &numel) || numel > kMaxCallTensorElements)) {
-      R::fail(where + ".shape",
-              "more than " + std::to_string(kMaxCallTensorElements) + " elements");
+      r.fail("shape", "more than " + std::to_string(kMaxCallTensorElements) + " elements");
     }
   }
-  if (j.contains("strides") || j.contains("offset")) {
+  const json* strides = r.find("strides");
+  const json* offset = r.find("offset");
+  if (strides || offset) {
     t.laid_out = true;
-    t.strides = j.contains("strides")
-                    ? R::integers(j["strides"], where + ".strides", kMaxCallTensorElements)
-                    : contiguous_strides(t.shape);
-    t.offset = j.contains("offset")
-                   ? R::integer(j["offset"], where + ".offset", 0, kMaxCallTensorElements)
-                   : 0;
+    t.strides = strides ? call_integers(*strides, r.at("strides"), kMaxCallTensorElements)
+                        : contiguous_strides(t.shape);
+    t.offset =
+        offset ? support::json_integer(*offset, r.at("offset"), 0, kMaxCallTensorElements) : 0;
     if (t.strides.size() != t.shape.size()) {
-      R::fail(where + ".strides", std::to_string(t.strides.size()) + " entries for " +
-                                      std::to_string(t.shape.size()) + " dimensions");
+      r.fail("strides", std::to_string(t.strides.size()) + " entries for " +
+                            std::to_string(t.shape.size()) + " dimensions");
     }
     // The storage reaches the last element: offset + sum((size - 1) * stride) + 1, each term
     // below 2^28 * 2^28, so the sum fits in int64.
@@ -205,65 +138,44 @@ CreatedTensor created_from_json(const json& j, const std::string& where, bool sc
     for (std::size_t i = 0; numel > 0 && i < t.shape.size(); ++i)
       elems += (t.shape[i] - 1) * t.strides[i];
     if (elems > kMaxCallTensorElements) {
-      R::fail(where, "its layout needs a storage of " + std::to_string(elems) +
-                         " elements, more than " + std::to_string(kMaxCallTensorElements));
+      at.fail("its layout needs a storage of " + std::to_string(elems) + " elements, more than " +
+              std::to_string(kMaxCallTensorElements));
     }
     t.storage_elems = elems;
     // What Tensor::strided checks, against a storage of that size.
-    named(where, [&] {
+    named(t.where, [&] {
       return Tensor::borrow(t.dtype, t.shape, t.strides, t.offset, &g_no_bytes,
                             static_cast<std::size_t>(elems) * (spec(t.dtype).width / 8), nullptr);
     });
   } else {
     // What Tensor::zeros checks.
-    named(where, [&] { return Tensor::meta(t.dtype, t.shape); });
+    named(t.where, [&] { return Tensor::meta(t.dtype, t.shape); });
   }
-  const auto bits = j.find("bits");
-  const auto fill = j.find("fill");
-  if (bits != j.end() && fill != j.end())
-    R::fail(where, "has both 'bits' and 'fill'");
+  const json* bits = r.find("bits");
+  const json* fill = r.find("fill");
+  if (bits && fill)
+    at.fail("has both 'bits' and 'fill'");
   // A scale must have one element (scaled_mm's rules refuse any other from its shape alone):
   // checked here, before its values are read or a storage is made for them.
   t.shape_only = scale && numel != 1;
-  if (bits != j.end()) {
+  if (bits) {
     if (!bits->is_array())
-      R::fail(where + ".bits", "expected an array of hex codes, got " + R::type_of(*bits));
+      r.fail("bits", "expected an array of hex codes, got " + support::type_of(*bits));
     if (static_cast<std::int64_t>(bits->size()) != numel) {
-      R::fail(where + ".bits",
-              std::to_string(bits->size()) + " codes for " + std::to_string(numel) + " elements");
+      r.fail("bits",
+             std::to_string(bits->size()) + " codes for " + std::to_string(numel) + " elements");
     }
     if (!t.shape_only)
       t.bits.reserve(bits->size());
     for (std::size_t i = 0; i < bits->size(); ++i) {
-      const std::uint32_t code =
-          R::code((*bits)[i], where + ".bits[" + std::to_string(i) + "]", t.dtype);
+      const std::uint32_t c = call_code((*bits)[i], r.at("bits").index(i), t.dtype);
       if (!t.shape_only)
-        t.bits.push_back(code);
+        t.bits.push_back(c);
     }
   }
-  if (fill != j.end())
-    t.fill = R::code(*fill, where + ".fill", t.dtype);
+  if (fill)
+    t.fill = call_code(*fill, r.at("fill"), t.dtype);
   return t;
-}
-
-json parse_call_text(std::string_view text) {
-  try {
-    return json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxCallJsonDepth) {
-        throw GemmCallError("nested deeper than " + std::to_string(kMaxCallJsonDepth) + " levels");
-      }
-      return true;
-    });
-  } catch (const json::exception& e) {
-    // nlohmann's description (a syntax error, a number out of range), without the echoed
-    // token ("last read: '...'").
-    std::string what = e.what();
-    if (const auto p = what.find("; last read"); p != std::string::npos)
-      what.erase(p);
-    if (const auto p = what.find("] "); p != std::string::npos)
-      what = what.substr(p + 2);
-    throw GemmCallError("not valid JSON (" + support::printable(what, 160) + ")");
-  }
 }
 
 // A shared_ptr that borrows `v` (no ownership): the tensors built from it are dropped before
@@ -343,63 +255,74 @@ void check_call_budget(const GemmCallDesc& d, const CallBudget& budget) {
 
 } // namespace
 
-GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
-                                  std::size_t mat2_bytes, const CallBudget& budget) {
-  using R = CallReader;
-  g_parses.fetch_add(1, std::memory_order_relaxed);
-  const json call = parse_call_text(call_json);
+namespace {
+
+// A profile name (letters, digits, '_', '-', '.'): it is echoed in scaled_mm's messages.
+bool plain_profile_name(const std::string& name) {
+  return name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+           return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+         });
+}
+
+GemmCallDesc read_call(std::string_view call_json, std::size_t input_bytes, std::size_t mat2_bytes,
+                       const CallBudget& budget) {
+  const json call = support::parse_json_input(call_json, "", kCallJsonLimits);
   if (!call.is_object())
-    throw GemmCallError("the description is " + R::type_of(call) + ", not an object");
-  R::only_keys(call, "",
-               {"M", "N", "K", "input", "mat2", "scale_a", "scale_b", "bias", "scale_result", "out",
-                "profile", "requires_grad"});
-  for (const char* k : {"M", "N", "K"}) {
-    if (call.contains(k))
-      R::integer(call[k], k, 0, kMaxGemmDim);
-  }
-  for (const char* k : {"input", "mat2", "scale_a", "scale_b"}) {
-    if (!call.contains(k))
-      R::fail(k, "missing");
-  }
+    throw GemmCallError("the description is " + support::type_of(call) + ", not an object");
+  JsonObjectReader r(call, JsonLocation(), kCallSchema);
+  r.only_keys({"M", "N", "K", "input", "mat2", "scale_a", "scale_b", "bias", "scale_result", "out",
+               "profile", "requires_grad"});
+  for (const char* k : {"M", "N", "K"})
+    r.optional_integer(k, 0, kMaxGemmDim);
+  for (const char* k : {"input", "mat2", "scale_a", "scale_b"})
+    r.value(k);
   GemmCallDesc d;
-  d.input = operand_from_json(call["input"], "input", input_bytes);
-  d.mat2 = operand_from_json(call["mat2"], "mat2", mat2_bytes);
-  d.scale_a = created_from_json(call["scale_a"], "scale_a", true);
-  d.scale_b = created_from_json(call["scale_b"], "scale_b", true);
-  if (call.contains("bias") && !call["bias"].is_null())
-    d.bias = created_from_json(call["bias"], "bias");
-  if (call.contains("scale_result") && !call["scale_result"].is_null())
-    d.scale_result = created_from_json(call["scale_result"], "scale_result", true);
-  if (call.contains("out") && !call["out"].is_null())
-    d.out = created_from_json(call["out"], "out");
-  if (call.contains("profile")) {
-    // A profile name (letters, digits, '_', '-', '.'): it is echoed in scaled_mm's messages.
-    const std::string& name = R::string(call["profile"], "profile");
-    const bool plain = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
-                         return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                                (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
-                       });
-    if (!plain)
-      R::fail("profile", "'" + support::printable(name) + "' is not a profile name");
-    d.profile = name;
+  d.input = operand_from_json(r.value("input"), r.at("input"), input_bytes);
+  d.mat2 = operand_from_json(r.value("mat2"), r.at("mat2"), mat2_bytes);
+  d.scale_a = created_from_json(r.value("scale_a"), r.at("scale_a"), true);
+  d.scale_b = created_from_json(r.value("scale_b"), r.at("scale_b"), true);
+  // The optional tensors: absent or null for none.
+  auto optional_tensor = [&](const char* k, bool scale) -> std::optional<CreatedTensor> {
+    const json* v = r.find(k);
+    if (!v || v->is_null())
+      return std::nullopt;
+    return created_from_json(*v, r.at(k), scale);
+  };
+  d.bias = optional_tensor("bias", false);
+  d.scale_result = optional_tensor("scale_result", true);
+  d.out = optional_tensor("out", false);
+  if (const auto name = r.optional_string("profile", true)) {
+    if (!plain_profile_name(*name))
+      r.fail("profile", "'" + support::printable(*name) + "' is not a profile name");
+    d.profile = *name;
   }
-  if (call.contains("requires_grad")) {
-    const json& rg = call["requires_grad"];
-    if (!rg.is_array())
-      R::fail("requires_grad", "expected an array, got " + R::type_of(rg));
-    for (std::size_t i = 0; i < rg.size(); ++i) {
-      const std::string key = "requires_grad[" + std::to_string(i) + "]";
-      const std::string& name = R::string(rg[i], key);
+  if (const json* rg = r.optional_array("requires_grad")) {
+    for (std::size_t i = 0; i < rg->size(); ++i) {
+      const JsonLocation at = r.at("requires_grad").index(i);
+      const std::string& name = support::json_string((*rg)[i], at, true);
       if (name == "input")
         d.input_requires_grad = true;
       else if (name == "mat2")
         d.mat2_requires_grad = true;
       else
-        R::fail(key, "'" + support::printable(name) + "' is not input or mat2");
+        at.fail("'" + support::printable(name) + "' is not input or mat2");
     }
   }
   check_call_budget(d, budget);
   return d;
+}
+
+} // namespace
+
+GemmCallDesc parse_gemm_call_desc(std::string_view call_json, std::size_t input_bytes,
+                                  std::size_t mat2_bytes, const CallBudget& budget) {
+  g_parses.fetch_add(1, std::memory_order_relaxed);
+  try {
+    return read_call(call_json, input_bytes, mat2_bytes, budget);
+  } catch (const support::JsonInputError& e) {
+    throw GemmCallError(e.what());
+  }
 }
 
 GemmCallArgs make_call_args(const GemmCallDesc& d,
