@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "embedded_data.hpp"
 #include "mmaemu/emulator/errors.hpp"
@@ -98,6 +101,20 @@ std::string architecture_of(const Profile& p) {
       a += c;
   }
   return a;
+}
+
+// A mutant's id as the catalogue spells it today. Until 2026-12-06 two groups' ids had a
+// prefix other than the group's name (model.* for instruction_model, fast.* for
+// fast_reference); a T4 log written before then is read in today's ids, so that an older log
+// still speaks of the catalogue's mutants.
+std::string current_mutant_id(const std::string& id) {
+  static const std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"model.", "instruction_model."}, {"fast.", "fast_reference."}};
+  for (const auto& [before, now] : kRenamed) {
+    if (id.rfind(before, 0) == 0)
+      return std::string(now) + id.substr(before.size());
+  }
+  return id;
 }
 
 } // namespace
@@ -272,7 +289,7 @@ T4Runs parse_t4(const std::string& text) {
   t.catalogue_sha256 = j.value("catalogue_sha256", "");
   const json mutants = j.value("mutants", json::object());
   for (const auto& [id, run] : mutants.items())
-    t.mutants[id] = {run.value("outcome", ""), run.value("by", "")};
+    t.mutants[current_mutant_id(id)] = {run.value("outcome", ""), run.value("by", "")};
   return t;
 }
 
@@ -306,7 +323,7 @@ T4Runs t4_from_log(const std::string& log_text, const std::string& log_path,
       std::string by = m.value("killed_by", "");
       while (!by.empty() && (by.back() == ',' || by.back() == ' '))
         by.pop_back(); // the campaign writes a test list's separator after a parameterised name
-      t.mutants[m["id"].get<std::string>()] = {m.value("outcome", ""), by};
+      t.mutants[current_mutant_id(m["id"].get<std::string>())] = {m.value("outcome", ""), by};
     }
     return t;
   }
@@ -323,7 +340,7 @@ T4Runs t4_from_log(const std::string& log_text, const std::string& log_path,
       run.by = msg.substr(at + by.size());
       run.by = run.by.substr(0, run.by.find_first_of(", "));
     }
-    t.mutants[c["id"].get<std::string>()] = run;
+    t.mutants[current_mutant_id(c["id"].get<std::string>())] = run;
   }
   return t;
 }

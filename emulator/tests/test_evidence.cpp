@@ -224,8 +224,8 @@ TEST(ShippedEvidence, AProfileChangedAwayFromTheMeasurementIsContradicted) {
 }
 
 TEST(ShippedEvidence, E5m2SubnormalDecodingIsNotConfirmedByTheRecordings) {
-  // Its mutant (model.e5m2_subnormal_binade) survives T1 and is killed only by a unit test;
-  // the normal codes' mutant (model.e5m2_bias_16) is killed by T1.
+  // Its mutant (instruction_model.e5m2_subnormal_binade) survives T1 and is killed only by a unit
+  // test; the normal codes' mutant (instruction_model.e5m2_bias_16) is killed by T1.
   const auto& t4 = ev::committed_t4();
   ASSERT_FALSE(t4.log.empty()) << "emulator/data/evidence_t4.json holds no T4 log";
   EXPECT_EQ(shipped("model.e5m2_subnormal_decoding", "hopper", std::nullopt).status,

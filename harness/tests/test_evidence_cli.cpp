@@ -124,11 +124,16 @@ TEST(EvidenceCli, AHandEditedStatusFailsTheCheckAndWriteRestoresIt) {
 
 TEST(EvidenceCli, ANewerT4LogChangesTheComputedStatusOnlyThroughWrite) {
   TreeCopy tree;
-  // A later T4 run in which T1 kills the subnormal-decoding mutant.
+  // A later T4 run in which T1 kills the subnormal-decoding mutant. It is written with the
+  // ids of the logs before 2026-12-06 (model.* for instruction_model.*), which the evidence
+  // reads in today's ids: the extract names instruction_model.e5m2_subnormal_binade.
   const auto& t4 = mmaemu::evidence::committed_t4();
   nlohmann::json log = read_json(kSource / t4.log);
   log["durations"]["finished_utc"] = "2999-01-01T00:00:00Z";
   for (auto& m : log["details"]["mutants"]) {
+    const std::string id = m["id"];
+    if (id.rfind("instruction_model.", 0) == 0)
+      m["id"] = "model." + id.substr(std::string("instruction_model.").size());
     if (m["id"] == "model.e5m2_subnormal_binade")
       m["killed_by"] = "T1";
   }
@@ -140,7 +145,9 @@ TEST(EvidenceCli, ANewerT4LogChangesTheComputedStatusOnlyThroughWrite) {
   ASSERT_EQ(run_cli({"evidence", "write", "--source-dir", tree.src()}).status, 0);
   const auto extract = read_json(tree / "emulator/data/evidence_t4.json");
   EXPECT_EQ(extract["log"], "docs/validation_logs/2999-01-01/mutants.json");
-  EXPECT_EQ(extract["mutants"]["model.e5m2_subnormal_binade"]["by"], "T1");
+  EXPECT_EQ(extract["mutants"]["instruction_model.e5m2_subnormal_binade"]["by"], "T1");
+  EXPECT_FALSE(extract["mutants"].contains("model.e5m2_subnormal_binade"));
+  EXPECT_EQ(extract["mutants"]["instruction_model.frac_14"]["by"], "T1");
   const std::string doc = mmaemu::testing::slurp(tree / "docs/semantics.md");
   const auto at = doc.find("`model.e5m2_subnormal_decoding`");
   ASSERT_NE(at, std::string::npos);
@@ -152,12 +159,13 @@ TEST(EvidenceCli, WriteRefusesARegistryThatLeavesAMutantOut) {
   TreeCopy tree;
   nlohmann::json cat = read_json(tree / "mutants/catalogue.json");
   nlohmann::json extra = cat["mutants"][4];
-  extra["id"] = "model.unregistered_decision";
+  const std::string id = extra["group"].get<std::string>() + ".unregistered_decision";
+  extra["id"] = id;
   cat["mutants"].push_back(extra);
   mmaemu::testing::spit(tree / "mutants/catalogue.json", cat.dump(2));
   const auto r = run_cli({"evidence", "write", "--source-dir", tree.src()});
   EXPECT_EQ(r.status, 1) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("model.unregistered_decision"));
+  EXPECT_THAT(r.err, HasSubstr(id));
 }
 
 TEST(EvidenceCli, UsageErrorsExitTwo) {

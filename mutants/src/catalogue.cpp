@@ -113,6 +113,17 @@ void read_mutant(JsonObjectReader& r, Mutant& out, const std::string& name,
   }
   if (out.id == "control_sign_flip" && out.expect != Expect::killed)
     fail(name, where, "control_sign_flip must have expect 'killed'");
+  // The id names its group ("plan.slow_chunk_64" is of group plan), so that an id read in a
+  // log, a --only regex or the evidence registry says where the mutant belongs; the control
+  // group's ids (identity_*, control_sign_flip) are the campaign's own and stand alone.
+  if (out.group == "control" ? out.id != "control_sign_flip" && !identity
+                             : out.id.rfind(out.group + ".", 0) != 0) {
+    fail(name, where,
+         out.group == "control"
+             ? std::string("the control group holds only control_sign_flip and identity_*")
+             : "id must begin with its group's name ('" + support::printable(out.group, 64) +
+                   ".')");
+  }
   out.evidence = r.optional_string("evidence").value_or("");
   if (out.expect != Expect::killed && out.evidence.empty())
     fail(name, where, std::string("expect '") + expect + "' needs 'evidence'");

@@ -15,9 +15,11 @@ using ::testing::HasSubstr;
 
 namespace {
 
+// A mutant of group plan, or of the control group for the campaign's own ids.
 json mutant(const std::string& id, const std::string& expect = "killed") {
+  const bool control = id == "control_sign_flip" || id.rfind("identity_", 0) == 0;
   json m = {{"id", id},
-            {"group", "plan"},
+            {"group", control ? "control" : "plan"},
             {"description", "d"},
             {"source", "s"},
             {"tier", "cpu"},
@@ -114,6 +116,15 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
               }),
               HasSubstr("control_sign_flip must have expect 'killed'"));
   EXPECT_THAT(with([](json& j) { j["mutants"].erase(0); }), HasSubstr("no control_sign_flip"));
+  // The id begins with its group's name; the control group holds only the campaign's own ids.
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "model.a"; }),
+              HasSubstr("mutant 'model.a': id must begin with its group's name ('plan.')"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["id"] = "planx.a"; }),
+              HasSubstr("id must begin with its group's name ('plan.')"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][0]["group"] = "plan"; }),
+              HasSubstr("mutant 'control_sign_flip': id must begin with its group's name"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["group"] = "control"; }),
+              HasSubstr("the control group holds only control_sign_flip and identity_*"));
 }
 
 TEST(Catalogue, NotJsonIsRefusedWithTheFileNameLineAndColumn) {
@@ -156,12 +167,14 @@ TEST(Catalogue, HarnessGroupsAreAcceptedWithTheirLayer) {
   for (std::size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(catalogue_groups()[i], want[i].first);
     EXPECT_EQ(group_layer(want[i].first), want[i].second) << want[i].first;
+    if (want[i].first == "control")
+      continue; // control_sign_flip, first in the list
     json m = mutant(want[i].first + ".m");
     m["group"] = want[i].first;
     list.push_back(m);
   }
   const Catalogue c = parse_catalogue(doc(list).dump(), "cat.json");
-  ASSERT_EQ(c.mutants.size(), want.size() + 1);
+  ASSERT_EQ(c.mutants.size(), want.size());
   EXPECT_EQ(c.mutants.back().group, "tiers");
   EXPECT_EQ(kill_target_percent(Layer::modelling), 100u);
   EXPECT_EQ(kill_target_percent(Layer::control), 100u);
