@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// `mmaemu fatbin build` (build_fatbins): the modules compiled with nvcc into a temporary folder
+// beside the output, each checked (ptxas spills, forbidden PTX, its listing against its
+// KernelSpec), then the fatbins, build_report.json, cuobjdump.txt and manifest.json (last) moved
+// into place; with a subset of modules, the other entries of an existing manifest are kept.
+
 #include "mmaemu/kernels/fatbin_build.hpp"
 
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
-#include <span>
 #include <stdexcept>
 
+#include "fatbin_build_internal.hpp"
+#include "kernel_module.hpp"
 #include "mmaemu/kernels/fatbin_manifest.hpp"
 #include "mmaemu/kernels/kernel_sources.hpp"
 #include "mmaemu/kernels/kernel_spec.hpp"
@@ -25,58 +27,21 @@
 #include "mmaemu/support/process.hpp"
 #include "mmaemu/support/text.hpp"
 
-#ifndef MMAEMU_KERNEL_SOURCE_DIR_PATH
-#define MMAEMU_KERNEL_SOURCE_DIR_PATH ""
-#endif
-
 namespace mmaemu::kernels {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
+using detail::compute;
+using detail::contains_ci;
+using detail::Cuobjdump;
+using detail::find_cuobjdump;
+using detail::module_of;
+using detail::sm;
+using detail::split_lines;
+using detail::to_vec;
 
 namespace {
 
-constexpr std::uint32_t kFatbinMagic = 0xBA55ED50u;
-constexpr std::uint64_t kFatbinFlagCompressed = 0x2000u;     // LZ4 (CUDA 11-12)
-constexpr std::uint64_t kFatbinFlagCompressedZstd = 0x8000u; // zstd (CUDA 12.8+)
-constexpr std::uint64_t kMaxSourceBytes = 16ull << 20;
-
-template <typename T> T load_le(std::string_view bytes, std::size_t off) {
-  T v{};
-  std::memcpy(&v, bytes.data() + off, sizeof(T)); // x86-64 and aarch64: little-endian hosts
-  return v;
-}
-
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos)
-      end = text.size();
-    std::string line(text.substr(start, end - start));
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string sm(int arch) {
-  return "sm_" + std::to_string(arch);
-}
-std::string compute(int arch) {
-  return "compute_" + std::to_string(arch);
-}
-
-bool contains_ci(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) ==
-           std::tolower(static_cast<unsigned char>(b));
-  });
-  return it != hay.end();
-}
+namespace fs = std::filesystem;
+using nlohmann::json;
 
 // The flags every module is compiled with (the -gencode list is per module).
 std::vector<std::string> common_flags(bool release) {
@@ -102,12 +67,6 @@ std::vector<std::string> gencodes(const KernelSpec& s) {
   return g;
 }
 
-std::string module_of(const KernelSpec& s) {
-  std::string m(s.source);
-  const auto dot = m.rfind('.');
-  return dot == std::string::npos ? m : m.substr(0, dot);
-}
-
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i)
@@ -125,285 +84,6 @@ fs::path make_temp_dir_beside(const fs::path& out) {
                              support::printable(out.string(), 200) + ": " + std::strerror(errno));
   return templ;
 }
-
-struct Cuobjdump {
-  fs::path path;
-  std::string version;
-};
-
-// A cuobjdump of at least 12.8 next to nvcc or in PATH (older ones cannot read sm_100/120).
-std::optional<Cuobjdump> find_cuobjdump(const fs::path& nvcc) {
-  std::vector<fs::path> cands;
-  cands.push_back(nvcc.parent_path() / "cuobjdump");
-  if (auto p = support::find_program("cuobjdump"))
-    cands.push_back(*p);
-  for (const auto& c : cands) {
-    std::error_code ec;
-    if (!fs::is_regular_file(c, ec))
-      continue;
-    auto r =
-        support::run_process({c.string(), "--version"}, support::ProcessOptions::with_timeout(60));
-    if (r.exit_code != 0)
-      continue;
-    auto v = parse_nvcc_version(r.output);
-    if (v && v->at_least(kMinNvccMajor, kMinNvccMinor))
-      return Cuobjdump{c, v->full};
-  }
-  return std::nullopt;
-}
-
-} // namespace
-
-std::optional<NvccVersion> parse_nvcc_version(std::string_view text) {
-  static const std::regex release(R"(release (\d+)\.(\d+))");
-  static const std::regex full(R"(\bV(\d+\.\d+(?:\.\d+)?))");
-  const std::string t(text);
-  std::smatch m;
-  if (!std::regex_search(t, m, release))
-    return std::nullopt;
-  NvccVersion v;
-  try {
-    v.major = std::stoi(m[1]);
-    v.minor = std::stoi(m[2]);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  v.full = std::to_string(v.major) + "." + std::to_string(v.minor);
-  std::smatch f;
-  if (std::regex_search(t, f, full))
-    v.full = f[1];
-  return v;
-}
-
-std::optional<fs::path> find_nvcc(const std::string& explicit_path) {
-  auto usable = [](const fs::path& p) -> std::optional<fs::path> {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0)
-      return p;
-    return std::nullopt;
-  };
-  if (!explicit_path.empty()) {
-    if (explicit_path.find('/') == std::string::npos)
-      return support::find_program(explicit_path);
-    return usable(explicit_path);
-  }
-  if (const char* e = std::getenv("NVCC"); e && *e)
-    return std::string(e).find('/') == std::string::npos ? support::find_program(e)
-                                                         : usable(fs::path(e));
-  if (const char* h = std::getenv("CUDA_HOME"); h && *h) {
-    if (auto p = usable(fs::path(h) / "bin" / "nvcc"))
-      return p;
-  }
-  if (auto p = support::find_program("nvcc"))
-    return p;
-  return usable("/usr/local/cuda/bin/nvcc");
-}
-
-PtxasReport parse_ptxas_report(std::string_view output) {
-  static const std::regex entry(R"(Compiling entry function '([^']+)' for 'sm_(\d+)[a-z]?')");
-  static const std::regex props(
-      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex regs(R"(Used (\d+) registers)");
-  static const std::regex bars(R"(used (\d+) barriers)");
-  static const std::regex smem(R"((\d+) bytes smem)");
-  PtxasReport rep;
-  PtxasArch* cur = nullptr;
-  for (const auto& line : split_lines(output)) {
-    std::smatch m;
-    if (std::regex_search(line, m, entry)) {
-      PtxasArch a;
-      a.function = m[1];
-      a.arch = std::stoi(m[2]);
-      rep.archs.push_back(a);
-      cur = &rep.archs.back();
-      continue;
-    }
-    if (contains_ci(line, "warning")) {
-      if (cur)
-        cur->warnings.push_back(line);
-      else
-        rep.warnings.push_back(line);
-      continue;
-    }
-    if (!cur)
-      continue;
-    if (std::regex_search(line, m, props)) {
-      cur->stack_frame = std::stoll(m[1]);
-      cur->spill_stores = std::stoll(m[2]);
-      cur->spill_loads = std::stoll(m[3]);
-    }
-    if (std::regex_search(line, m, regs))
-      cur->registers = std::stoi(m[1]);
-    if (std::regex_search(line, m, bars))
-      cur->barriers = std::stoi(m[1]);
-    if (line.find("Used ") != std::string::npos && std::regex_search(line, m, smem))
-      cur->smem = std::stoll(m[1]);
-    if (line.find("Compile time") != std::string::npos)
-      cur = nullptr; // this ptxas run is over; what follows belongs to the next or to nvcc
-  }
-  return rep;
-}
-
-std::vector<FatbinImageEntry> list_fatbin(std::string_view bytes) {
-  std::vector<FatbinImageEntry> entries;
-  std::size_t off = 0;
-  auto fail = [](std::size_t at, const std::string& what) {
-    throw std::runtime_error("not a fatbin: " + what + " at offset " + std::to_string(at));
-  };
-  while (off < bytes.size()) {
-    // Zero padding after the last container ends the file.
-    if (std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(off), bytes.end(),
-                    [](char c) { return c == 0; }))
-      break;
-    if (bytes.size() - off < 16)
-      fail(off, "truncated container header");
-    if (load_le<std::uint32_t>(bytes, off) != kFatbinMagic)
-      fail(off, "bad magic");
-    const auto header = load_le<std::uint16_t>(bytes, off + 6);
-    const auto body = load_le<std::uint64_t>(bytes, off + 8);
-    if (header < 16 || body > bytes.size() - off - header)
-      fail(off, "container size past the end of the file");
-    std::size_t e = off + header;
-    const std::size_t end = off + header + body;
-    while (e < end) {
-      if (end - e < 64)
-        fail(e, "truncated entry header");
-      const auto kind = load_le<std::uint16_t>(bytes, e);
-      const auto ehs = load_le<std::uint32_t>(bytes, e + 4);
-      const auto size = load_le<std::uint64_t>(bytes, e + 8);
-      const auto arch = load_le<std::uint32_t>(bytes, e + 28);
-      const auto flags = load_le<std::uint64_t>(bytes, e + 40);
-      if (ehs < 64 || ehs > end - e || size > end - e - ehs)
-        fail(e, "entry past the end of its container");
-      if (kind != 1 && kind != 2)
-        fail(e, "unknown entry kind " + std::to_string(kind));
-      FatbinImageEntry fe;
-      fe.kind = kind == 1 ? FatbinImageEntry::Kind::ptx : FatbinImageEntry::Kind::elf;
-      fe.arch = static_cast<int>(arch);
-      fe.size = size;
-      fe.compressed = (flags & (kFatbinFlagCompressed | kFatbinFlagCompressedZstd)) != 0;
-      entries.push_back(fe);
-      e += ehs + size;
-    }
-    off = end;
-  }
-  if (entries.empty())
-    throw std::runtime_error("not a fatbin: no entries");
-  return entries;
-}
-
-std::string format_fatbin_listing(std::string_view module,
-                                  const std::vector<FatbinImageEntry>& entries) {
-  std::string out;
-  char buf[256];
-  int n = 0;
-  for (const auto& e : entries) {
-    if (e.kind != FatbinImageEntry::Kind::elf)
-      continue;
-    ++n;
-    std::snprintf(buf, sizeof buf, "ELF file %4d: %.*s.%d.sm_%d.cubin\n", n,
-                  static_cast<int>(module.size()), module.data(), n, e.arch);
-    out += buf;
-  }
-  n = 0;
-  for (const auto& e : entries) {
-    if (e.kind != FatbinImageEntry::Kind::ptx)
-      continue;
-    ++n;
-    std::snprintf(buf, sizeof buf, "PTX file %4d: %.*s.%d.sm_%d.ptx\n", n,
-                  static_cast<int>(module.size()), module.data(), n, e.arch);
-    out += buf;
-  }
-  return out;
-}
-
-std::vector<FatbinImageEntry> parse_cuobjdump_listing(std::string_view text) {
-  static const std::regex line_re(
-      R"(^(ELF|PTX) file\s+\d+:\s*\S*?\.sm_(\d+)[a-z]?\.(cubin|ptx)\s*$)");
-  std::vector<FatbinImageEntry> out;
-  for (const auto& line : split_lines(text)) {
-    std::smatch m;
-    if (!std::regex_match(line, m, line_re))
-      continue;
-    FatbinImageEntry e;
-    e.kind = m[1] == "ELF" ? FatbinImageEntry::Kind::elf : FatbinImageEntry::Kind::ptx;
-    e.arch = std::stoi(m[2]);
-    out.push_back(e);
-  }
-  return out;
-}
-
-std::vector<std::string> compare_listing(const std::vector<FatbinImageEntry>& listed,
-                                         const std::vector<int>& sass, int ptx) {
-  std::vector<std::string> problems;
-  std::map<int, int> elf_count, ptx_count;
-  for (const auto& e : listed)
-    ++(e.kind == FatbinImageEntry::Kind::elf ? elf_count : ptx_count)[e.arch];
-  for (int a : sass) {
-    if (elf_count.count(a) == 0)
-      problems.push_back("missing SASS " + sm(a));
-  }
-  if (ptx != 0 && ptx_count.count(ptx) == 0)
-    problems.push_back("missing PTX " + compute(ptx));
-  for (const auto& [a, n] : elf_count) {
-    if (std::find(sass.begin(), sass.end(), a) == sass.end())
-      problems.push_back("unexpected SASS " + sm(a));
-    else if (n > 1)
-      problems.push_back("SASS " + sm(a) + " listed " + std::to_string(n) + " times");
-  }
-  for (const auto& [a, n] : ptx_count) {
-    if (a != ptx)
-      problems.push_back("unexpected PTX " + compute(a));
-    else if (n > 1)
-      problems.push_back("PTX " + compute(a) + " listed " + std::to_string(n) + " times");
-  }
-  return problems;
-}
-
-std::vector<std::string> forbidden_ptx_lines(std::string_view ptx) {
-  // fma.rz.bf16 is also the prefix of fma.rz.bf16x2; "fma.rz.ftz.bf16" does not exist.
-  std::vector<std::string> hits;
-  std::size_t n = 0;
-  for (const auto& line : split_lines(ptx)) {
-    ++n;
-    if (line.find("fma.rz.bf16") != std::string::npos) {
-      std::string t = line;
-      t.erase(0, t.find_first_not_of(" \t"));
-      hits.push_back("line " + std::to_string(n) + ": " + support::printable(t, 120));
-    }
-  }
-  return hits;
-}
-
-SourceDir read_source_dir(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw support::FileError(support::printable(dir.string(), 200) + ": not a folder");
-  SourceDir sd;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const auto ext = e.path().extension().string();
-    if ((ext == ".cu" || ext == ".cuh") && e.is_regular_file())
-      sd.names.push_back(e.path().filename().string());
-  }
-  std::sort(sd.names.begin(), sd.names.end());
-  for (const auto& n : sd.names)
-    sd.contents.push_back(support::read_input_file(dir / n, kMaxSourceBytes, "kernel source"));
-  return sd;
-}
-
-std::string sources_sha256_of_dir(const fs::path& dir) {
-  const SourceDir sd = read_source_dir(dir);
-  std::vector<SourceFile> files;
-  for (std::size_t i = 0; i < sd.names.size(); ++i)
-    files.push_back({sd.names[i], sd.contents[i]});
-  return sources_sha256_of(files);
-}
-
-fs::path default_kernel_source_dir() {
-  return fs::path(MMAEMU_KERNEL_SOURCE_DIR_PATH);
-}
-
-namespace {
 
 struct ModuleBuild {
   const KernelSpec* spec = nullptr;
@@ -569,10 +249,6 @@ listing_of(const fs::path& fatbin, const std::string& module,
   const std::string bytes = support::read_input_file(fatbin, kMaxFatbinBytes, "fatbin");
   auto entries = list_fatbin(bytes);
   return {format_fatbin_listing(module, entries), entries};
-}
-
-std::vector<int> to_vec(std::span<const int> s) {
-  return {s.begin(), s.end()};
 }
 
 } // namespace
@@ -810,101 +486,6 @@ FatbinBuildResult build_fatbins(const FatbinBuildOptions& options) {
   progress(o, "wrote " + join(res.built, ", ") + " to " + o.out.string());
   res.status = 0;
   return res;
-}
-
-FatbinCheckResult check_fatbin_dir(const fs::path& dir, const fs::path& sources) {
-  FatbinCheckResult r;
-  FatbinManifest m;
-  try {
-    m = read_manifest(dir / std::string(kManifestName));
-  } catch (const std::exception& e) {
-    r.status = 2;
-    r.problems.push_back(e.what());
-    return r;
-  }
-  auto problem = [&](const std::string& p) {
-    r.problems.push_back(p);
-    r.status = std::max(r.status, 1);
-  };
-
-  // The sources.
-  if (sources.empty()) {
-    if (m.source_sha256 != sources_sha256())
-      problem("stale: manifest source_sha256 " + m.source_sha256 +
-              " differs from the embedded kernel sources' " + sources_sha256() +
-              " (rebuild: make fatbins)");
-  } else {
-    SourceDir sd;
-    try {
-      sd = read_source_dir(sources);
-    } catch (const std::exception& e) {
-      r.status = 2;
-      r.problems.push_back(std::string("--sources: ") + e.what());
-      return r;
-    }
-    std::vector<SourceFile> files;
-    for (std::size_t i = 0; i < sd.names.size(); ++i)
-      files.push_back({sd.names[i], sd.contents[i]});
-    const std::string got = sources_sha256_of(files);
-    if (got != m.source_sha256) {
-      const std::string where = support::printable(sources.string(), 200);
-      problem("stale: manifest source_sha256 " + m.source_sha256 + " differs from " + where +
-              "'s " + got + " (rebuild: make fatbins)");
-      // Which files: only knowable when the embedded copy is what the manifest was built from.
-      if (m.source_sha256 == sources_sha256()) {
-        for (const auto& f : kernel_source_files()) {
-          const auto it = std::find(sd.names.begin(), sd.names.end(), f.name);
-          if (it == sd.names.end())
-            problem("stale: " + std::string(f.name) + " is missing from " + where);
-          else if (sd.contents[static_cast<std::size_t>(it - sd.names.begin())] != f.content)
-            problem("stale: " + std::string(f.name) + " in " + where +
-                    " differs from the source the fatbins were built from");
-        }
-        for (const auto& n : sd.names) {
-          bool known = false;
-          for (const auto& f : kernel_source_files())
-            known = known || f.name == n;
-          if (!known)
-            problem("stale: " + support::printable(n) + " in " + where +
-                    " is not among the sources the fatbins were built from");
-        }
-      }
-    }
-  }
-
-  // The modules.
-  for (const KernelSpec& spec : kernel_specs()) {
-    const std::string module = module_of(spec);
-    const FatbinEntry* e = m.find(module);
-    if (!e) {
-      problem("manifest.json: module " + module + " has no entry");
-      continue;
-    }
-    if (e->sass != to_vec(spec.sass) || e->ptx.value_or(0) != spec.ptx)
-      problem("manifest.json: module " + module +
-              ": architectures differ from its KernelSpec's (rebuild: make fatbins)");
-  }
-  for (const FatbinEntry& e : m.modules) {
-    if (!find_kernel_spec(e.module) &&
-        std::none_of(kernel_specs().begin(), kernel_specs().end(),
-                     [&](const KernelSpec& s) { return module_of(s) == e.module; }))
-      problem("manifest.json: module " + support::printable(e.module) + " is not a kernel");
-    const fs::path file = dir / e.file;
-    const std::string shown = support::printable(file.string(), 200);
-    try {
-      const std::string bytes = support::read_input_file(file, kMaxFatbinBytes, "fatbin");
-      const std::string got = support::sha256_hex(bytes);
-      if (got != e.sha256) {
-        problem(shown + ": sha256 " + got + ", the manifest says " + e.sha256);
-        continue;
-      }
-      for (const auto& p : compare_listing(list_fatbin(bytes), e.sass, e.ptx.value_or(0)))
-        problem(shown + ": " + p);
-    } catch (const std::exception& ex) {
-      problem(shown + ": " + ex.what());
-    }
-  }
-  return r;
 }
 
 } // namespace mmaemu::kernels

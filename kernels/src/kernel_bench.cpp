@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// `mmaemu bench kernels` (kernel_bench.hpp): the options checked, every kernel loaded through the
+// ladder, the exactness gate, then warm-up and interleaved windows timed with
+// kernel_bench_launch.cpp while kernel_bench_clock.cpp samples the clock, the figures and the
+// verdict. kernel_bench_report.cpp writes the report.
+
 #include "mmaemu/kernels/kernel_bench.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <limits>
 #include <map>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
-#include <thread>
 
+#include "kernel_bench_internal.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/kernels/driver_api.hpp"
@@ -25,26 +24,26 @@
 #include "mmaemu/kernels/kernel_spec.hpp"
 #include "mmaemu/kernels/module_loader.hpp"
 #include "mmaemu/kernels/registry.hpp"
-#include "mmaemu/support/process.hpp"
-
-#ifndef MMAEMU_KERNELS_VERSION
-#define MMAEMU_KERNELS_VERSION "0.0.0"
-#endif
 
 namespace mmaemu::kernels {
 
+using detail::Clock;
+using detail::DeviceMem;
+using detail::fmt;
+using detail::is_evo2_shape;
+using detail::Launcher;
+using detail::probe_sampler;
+using detail::run_timed;
+using detail::Sampler;
+using detail::SamplerThread;
+using detail::Timed;
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using driver::check;
-using driver::CUdeviceptr;
-using driver::CUevent;
 
 constexpr int kGateRows = 64;
 constexpr int kGateCols = 256;
-constexpr const char* kSmiQuery = "clocks.sm,power.draw,clocks_throttle_reasons.active";
-constexpr const char* kSmiQueryNew = "clocks.sm,power.draw,clocks_event_reasons.active";
-constexpr const char* kWslSmi = "/usr/lib/wsl/lib/nvidia-smi";
 
 std::optional<double> target_of(std::string_view kernel) {
   if (kernel == "v4")
@@ -52,121 +51,6 @@ std::optional<double> target_of(std::string_view kernel) {
   if (kernel == "h4")
     return 25.0;
   return std::nullopt;
-}
-
-bool is_evo2_shape(const BenchOptions& o) {
-  return o.M == kEvo2M && o.N == kEvo2N && o.K == kEvo2K;
-}
-
-// Device memory freed on every path (errors of cuMemFree are ignored).
-class DeviceMem {
-public:
-  explicit DeviceMem(std::size_t bytes) {
-    check(driver::api().cuMemAlloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cuMemAlloc");
-  }
-  ~DeviceMem() {
-    if (ptr_)
-      driver::api().cuMemFree(ptr_);
-  }
-  DeviceMem(const DeviceMem&) = delete;
-  DeviceMem& operator=(const DeviceMem&) = delete;
-  CUdeviceptr get() const { return ptr_; }
-
-private:
-  CUdeviceptr ptr_ = 0;
-};
-
-class Event {
-public:
-  Event() { check(driver::api().cuEventCreate(&ev_, 0), "cuEventCreate"); }
-  ~Event() {
-    if (ev_)
-      driver::api().cuEventDestroy(ev_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  void record() const { check(driver::api().cuEventRecord(ev_, nullptr), "cuEventRecord"); }
-  void sync() const { check(driver::api().cuEventSynchronize(ev_), "cuEventSynchronize"); }
-  // Seconds from `start` to this event (both recorded and complete).
-  double since(const Event& start) const {
-    float ms = 0;
-    check(driver::api().cuEventElapsedTime(&ms, start.ev_, ev_), "cuEventElapsedTime");
-    return static_cast<double>(ms) / 1e3;
-  }
-
-private:
-  CUevent ev_ = nullptr;
-};
-
-// What one launch of a kernel on the benchmark's buffers needs.
-struct Launcher {
-  const KernelSpec* spec = nullptr;
-  const LoadedModule* loaded = nullptr;
-  unsigned grid_y_max = 65535;
-  CUdeviceptr a = 0, b = 0, c = 0;
-  std::size_t m = 0, n = 0, k = 0;
-
-  // One product C = A x B^T: the raw kernel, in row chunks of at most grid_y_max blocks (one
-  // launch for every shape the grid's y limit allows). Asynchronous.
-  void operator()() const {
-    const driver::Api& api = driver::api();
-    const auto tile_m = static_cast<std::size_t>(spec->tile_m);
-    const auto tile_n = static_cast<std::size_t>(spec->tile_n);
-    const std::size_t rows_per_launch = static_cast<std::size_t>(grid_y_max) * tile_m;
-    const auto grid_x = static_cast<unsigned>((n + tile_n - 1) / tile_n);
-    for (std::size_t row0 = 0; row0 < m; row0 += rows_per_launch) {
-      const std::size_t rows = std::min(rows_per_launch, m - row0);
-      CUdeviceptr pa = a + row0 * k;
-      CUdeviceptr pb = b;
-      CUdeviceptr pc = c + row0 * n * sizeof(float);
-      int im = static_cast<int>(rows);
-      int in = static_cast<int>(n);
-      int ik = static_cast<int>(k);
-      void* params[] = {&pa, &pb, &pc, &im, &in, &ik};
-      const auto grid_y = static_cast<unsigned>((rows + tile_m - 1) / tile_m);
-      check(api.cuLaunchKernel(loaded->function, grid_x, grid_y, 1,
-                               static_cast<unsigned>(spec->threads), 1, 1,
-                               static_cast<unsigned>(spec->dynamic_smem), nullptr, params, nullptr),
-            "cuLaunchKernel");
-    }
-  }
-};
-
-struct Timed {
-  std::int64_t launches = 0;
-  double seconds = 0;
-};
-
-// Launches `batch` at a time between a start event and batch events until the event time
-// reaches `min_s` (at least one batch). The next batch is queued before the previous one is
-// waited for, so the device never idles between batches inside the measured interval.
-Timed run_timed(const Launcher& launch, double min_s, std::int64_t batch) {
-  Event start, ev[2];
-  start.record();
-  Timed t;
-  int cur = 0;
-  bool have_prev = false;
-  for (;;) {
-    for (std::int64_t i = 0; i < batch; ++i)
-      launch();
-    t.launches += batch;
-    ev[cur].record();
-    if (!have_prev && min_s <= 0) {
-      ev[cur].sync();
-      t.seconds = ev[cur].since(start);
-      return t;
-    }
-    if (have_prev) {
-      ev[cur ^ 1].sync();
-      if (ev[cur ^ 1].since(start) >= min_s) {
-        ev[cur].sync();
-        t.seconds = ev[cur].since(start);
-        return t;
-      }
-    }
-    have_prev = true;
-    cur ^= 1;
-  }
 }
 
 std::vector<std::uint8_t> gauss40_codes(std::mt19937_64& rng, std::size_t count) {
@@ -179,151 +63,6 @@ std::vector<std::uint8_t> gauss40_codes(std::mt19937_64& rng, std::size_t count)
   }
   return codes;
 }
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos)
-    return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::optional<double> parse_number(const std::string& s) {
-  if (s.empty())
-    return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v))
-    return std::nullopt;
-  return v;
-}
-
-// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from 32 hex digits (empty when not 32).
-std::string smi_uuid(const std::string& hex) {
-  if (hex.size() != 32)
-    return {};
-  return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
-         hex.substr(16, 4) + "-" + hex.substr(20);
-}
-
-// nvidia-smi invocations that work for this device, probed once.
-struct Sampler {
-  std::vector<std::string> argv; // empty: no sampling
-
-  std::optional<ClockSample> sample() const {
-    const auto r = support::run_process(argv, support::ProcessOptions::with_timeout(10));
-    if (r.exit_code != 0 || r.timed_out)
-      return std::nullopt;
-    std::size_t start = 0;
-    while (start < r.output.size()) {
-      auto end = r.output.find('\n', start);
-      if (end == std::string::npos)
-        end = r.output.size();
-      if (auto s = parse_smi_sample(r.output.substr(start, end - start)))
-        return s;
-      start = end + 1;
-    }
-    return std::nullopt;
-  }
-};
-
-// Finds nvidia-smi and a query it answers for the device (its UUID first, then the ordinal;
-// the query under its old and new field names). `note` receives why there is none.
-Sampler probe_sampler(const BenchOptions& o, const driver::Device& dev, std::string& program,
-                      std::string& note) {
-  Sampler s;
-  if (o.nvidia_smi == "none") {
-    note = "clock sampling disabled (nvidia-smi none)";
-    return s;
-  }
-  std::optional<std::filesystem::path> smi;
-  if (!o.nvidia_smi.empty()) {
-    smi = support::find_program(o.nvidia_smi);
-  } else {
-    smi = support::find_program("nvidia-smi");
-    if (!smi)
-      smi = support::find_program(kWslSmi);
-  }
-  if (!smi) {
-    note = "nvidia-smi not found (" +
-           (o.nvidia_smi.empty() ? "PATH, " + std::string(kWslSmi) : o.nvidia_smi) +
-           "): SM clock unknown, MAC/clk/SM omitted";
-    return s;
-  }
-  program = smi->string();
-  std::vector<std::string> ids;
-  if (const std::string u = smi_uuid(dev.uuid); !u.empty())
-    ids.push_back(u);
-  ids.push_back(std::to_string(dev.ordinal));
-  for (const char* q : {kSmiQuery, kSmiQueryNew}) {
-    for (const auto& id : ids) {
-      s.argv = {program, std::string("--query-gpu=") + q, "--format=csv,noheader,nounits", "-i",
-                id};
-      if (s.sample())
-        return s;
-    }
-  }
-  s.argv.clear();
-  note = "nvidia-smi (" + program + ") gave no usable sample for device " +
-         std::to_string(dev.ordinal) + ": SM clock unknown, MAC/clk/SM omitted";
-  return s;
-}
-
-// Samples every `interval` seconds in its own thread from construction to stop().
-class SamplerThread {
-public:
-  SamplerThread(const Sampler& s, double interval, Clock::time_point t0) {
-    if (s.argv.empty())
-      return;
-    thread_ = std::thread([this, s, interval, t0] {
-      const auto step = std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(std::max(interval, 0.01)));
-      auto next = Clock::now();
-      for (;;) {
-        const auto before = Clock::now();
-        auto sample = s.sample();
-        const auto after = Clock::now();
-        if (sample) {
-          sample->t_s = std::chrono::duration<double>(before - t0 + (after - before) / 2).count();
-          std::lock_guard lock(mu_);
-          samples_.push_back(*sample);
-        }
-        next += step;
-        std::unique_lock lock(mu_);
-        if (cv_.wait_until(lock, next, [this] { return stop_; }))
-          return;
-      }
-    });
-  }
-  ~SamplerThread() { stop(); }
-  SamplerThread(const SamplerThread&) = delete;
-  SamplerThread& operator=(const SamplerThread&) = delete;
-
-  std::vector<ClockSample> stop() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable())
-      thread_.join();
-    std::lock_guard lock(mu_);
-    return samples_;
-  }
-
-private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::vector<ClockSample> samples_;
-  std::thread thread_;
-};
 
 void validate(const BenchOptions& o) {
   for (const auto& name : o.kernels) {
@@ -712,38 +451,7 @@ void run_on_device(BenchReport& r) {
   }
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-std::string cell_or_dash(const std::optional<double>& v, const char* f) {
-  return v ? fmt(f, *v) : "-";
-}
-
 } // namespace
-
-std::optional<ClockSample> parse_smi_sample(const std::string& line) {
-  std::vector<std::string> fields;
-  std::size_t start = 0;
-  for (;;) {
-    const auto comma = line.find(',', start);
-    fields.push_back(
-        trim(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  if (fields.size() != 3)
-    return std::nullopt;
-  ClockSample s;
-  s.sm_mhz = parse_number(fields[0]);
-  s.power_w = parse_number(fields[1]);
-  if (fields[2] != "[N/A]" && fields[2] != "N/A")
-    s.throttle = fields[2];
-  if (!s.sm_mhz && !s.power_w && s.throttle.empty())
-    return std::nullopt;
-  return s;
-}
 
 BenchReport run_kernel_bench(const BenchOptions& options) {
   BenchReport r;
@@ -793,158 +501,6 @@ BenchReport run_kernel_bench(const BenchOptions& options) {
   }
   finish_verdict(r); // a mismatch has already said which kernel, in r.reason
   return r;
-}
-
-std::string bench_report_json(const BenchReport& r) {
-  using nlohmann::json;
-  const BenchOptions& o = r.options;
-  json j;
-  j["schema"] = "mmaemu-bench-kernels/1";
-  j["mmaemu_version"] = MMAEMU_KERNELS_VERSION;
-  j["verdict"] = outcome::outcome_name(r.verdict);
-  j["reason"] = r.reason;
-  j["exit_code"] = r.exit_code;
-  j["options"] = {{"kernels", o.kernels},
-                  {"shape", {{"M", o.M}, {"N", o.N}, {"K", o.K}}},
-                  {"device", o.device},
-                  {"warmup_s", o.warmup_s},
-                  {"window_s", o.window_s},
-                  {"windows", o.windows},
-                  {"seed", o.seed},
-                  {"data", o.data},
-                  {"allow_nvrtc", o.allow_nvrtc}};
-  j["data"] = r.data_description;
-  j["timing"] = "CUDA events around back-to-back launches of the raw kernel (default stream)";
-  j["macs_per_launch"] =
-      static_cast<double>(o.M) * static_cast<double>(o.N) * static_cast<double>(o.K);
-  if (r.verdict == outcome::Outcome::unsupported && r.device_name.empty()) {
-    j["device"] = nullptr;
-  } else {
-    j["device"] = {{"ordinal", r.device},         {"name", r.device_name},
-                   {"uuid", r.device_uuid},       {"cc", r.cc},
-                   {"sm_count", r.sm_count},      {"driver_version", r.driver_version},
-                   {"clock_khz_max", r.clock_khz}};
-  }
-  j["clock"] = {{"nvidia_smi", r.nvidia_smi.empty() ? json(nullptr) : json(r.nvidia_smi)},
-                {"interval_s", o.sample_interval_s},
-                {"note", r.clock_note}};
-  j["targets"] = json::array(
-      {{{"kernel", "v4"}, {"mac_per_clk_sm", 22.5}, {"shape", {kEvo2M, kEvo2N, kEvo2K}}},
-       {{"kernel", "h4"}, {"mac_per_clk_sm", 25.0}, {"shape", {kEvo2M, kEvo2N, kEvo2K}}}});
-  json ks = json::array();
-  for (const auto& k : r.kernels) {
-    json windows = json::array();
-    for (std::size_t w = 0; w < k.window_tmacs.size(); ++w) {
-      windows.push_back({{"tmacs", k.window_tmacs[w]},
-                         {"launches", k.window_launches[w]},
-                         {"seconds", k.window_seconds[w]}});
-    }
-    json samples = json::array();
-    for (const auto& s : k.samples) {
-      samples.push_back({{"t_s", s.t_s},
-                         {"sm_mhz", opt_json(s.sm_mhz)},
-                         {"power_w", opt_json(s.power_w)},
-                         {"throttle", s.throttle}});
-    }
-    json kj = {{"kernel", k.kernel},
-               {"backend", "cuda:" + k.kernel},
-               {"preset", k.preset},
-               {"loaded", k.load_error.empty()},
-               {"load_error", k.load_error},
-               {"source", k.source},
-               {"image_sha256", k.image_sha256},
-               {"fatbin_reason", k.fatbin_reason},
-               {"exactness",
-                {{"result", outcome::outcome_name(k.exactness)}, {"detail", k.exactness_detail}}},
-               {"timed", k.timed},
-               {"not_timed_reason", k.not_timed_reason},
-               {"warmup_launches", k.warmup_launches},
-               {"launch_s", k.launch_s},
-               {"windows", windows},
-               {"samples", samples},
-               {"throttle_reasons", k.throttle_reasons},
-               {"mean_sm_mhz", opt_json(k.mean_sm_mhz)},
-               {"mac_per_clk_sm", opt_json(k.mac_per_clk_sm)}};
-    if (k.timed) {
-      kj["tmacs"] = {{"median", k.median_tmacs}, {"min", k.min_tmacs}, {"max", k.max_tmacs}};
-    } else {
-      kj["tmacs"] = nullptr;
-    }
-    if (k.target_mac_per_clk_sm) {
-      kj["target"] = {{"mac_per_clk_sm", *k.target_mac_per_clk_sm},
-                      {"met", k.target_met ? json(*k.target_met) : json(nullptr)},
-                      {"counts_for_acceptance", k.timed && k.source == "fatbin" &&
-                                                    is_evo2_shape(o) && k.target_met.has_value()},
-                      {"note", k.target_note}};
-    } else {
-      kj["target"] = nullptr;
-    }
-    ks.push_back(std::move(kj));
-  }
-  j["kernels"] = std::move(ks);
-  // The figures as a tier of kind "command" reads them (T6g): only what was measured.
-  json benchmarks = json::array();
-  for (const auto& k : r.kernels) {
-    if (!k.timed)
-      continue;
-    benchmarks.push_back(
-        {{"name", k.kernel + "_tmacs"}, {"value", k.median_tmacs}, {"unit", "TMAC/s"}});
-    if (k.mac_per_clk_sm) {
-      benchmarks.push_back({{"name", k.kernel + "_mac_per_clk_sm"},
-                            {"value", *k.mac_per_clk_sm},
-                            {"unit", "MAC/clk/SM"}});
-    }
-  }
-  j["benchmarks"] = std::move(benchmarks);
-  return j.dump(2) + "\n";
-}
-
-std::string bench_report_table(const BenchReport& r) {
-  const BenchOptions& o = r.options;
-  std::string t;
-  if (!r.device_name.empty()) {
-    t += "device " + std::to_string(r.device) + ": " + r.device_name + " (sm_" +
-         std::to_string(r.cc) + ", " + std::to_string(r.sm_count) + " SMs, driver " +
-         std::to_string(r.driver_version) + ")\n";
-  }
-  t += "shape " + std::to_string(o.M) + " x " + std::to_string(o.N) + " x " + std::to_string(o.K) +
-       ", data " + o.data + " seed " + std::to_string(o.seed) + ", " + std::to_string(o.windows) +
-       " windows of >= " + fmt("%g", o.window_s) + " s after >= " + fmt("%g", o.warmup_s) +
-       " s warm-up\n";
-  if (!r.clock_note.empty())
-    t += "clock: " + r.clock_note + "\n";
-  if (!r.kernels.empty()) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%-6s %-7s %-11s %-28s %-8s %-11s %s\n", "kernel", "source",
-                  "exact", "TMAC/s median (min-max)", "SM MHz", "MAC/clk/SM", "target");
-    t += line;
-    for (const auto& k : r.kernels) {
-      std::string tm = "-";
-      if (k.timed) {
-        tm = fmt("%.3f", k.median_tmacs) + " (" + fmt("%.3f", k.min_tmacs) + "-" +
-             fmt("%.3f", k.max_tmacs) + ")";
-      } else if (!k.load_error.empty()) {
-        tm = "not loaded";
-      } else {
-        tm = "not timed";
-      }
-      std::string target = "-";
-      if (k.target_mac_per_clk_sm) {
-        target = ">= " + fmt("%g", *k.target_mac_per_clk_sm) + " " +
-                 (k.target_met ? (*k.target_met ? "met" : "NOT MET") : "n/a");
-        if (k.target_met && k.source != "fatbin")
-          target += " (nvrtc)";
-      }
-      std::snprintf(line, sizeof line, "%-6s %-7s %-11s %-28s %-8s %-11s %s\n", k.kernel.c_str(),
-                    k.source.empty() ? "-" : k.source.c_str(), outcome::outcome_name(k.exactness),
-                    tm.c_str(), cell_or_dash(k.mean_sm_mhz, "%.0f").c_str(),
-                    cell_or_dash(k.mac_per_clk_sm, "%.2f").c_str(), target.c_str());
-      t += line;
-    }
-  }
-  t += std::string("verdict: ") + outcome::outcome_name(r.verdict) +
-       (r.reason.empty() ? "" : ": " + r.reason) + "\n";
-  return t;
 }
 
 } // namespace mmaemu::kernels

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernel_module.hpp"
 #include "mmaemu/kernels/cache_dir.hpp"
 #include "mmaemu/kernels/fatbin_manifest.hpp"
 #include "mmaemu/kernels/kernel_sources.hpp"
@@ -22,6 +23,8 @@
 #include "mmaemu/support/text.hpp"
 
 namespace mmaemu::kernels {
+
+using detail::module_of;
 
 namespace {
 
@@ -43,11 +46,6 @@ Cache& cache() {
 }
 
 std::atomic<unsigned> g_grid_y_limit{0};
-
-std::string module_of(const KernelSpec& spec) {
-  const auto dot = spec.source.rfind('.');
-  return std::string(dot == std::string_view::npos ? spec.source : spec.source.substr(0, dot));
-}
 
 std::string shown(const fs::path& p) {
   return support::printable(p.string(), 256);

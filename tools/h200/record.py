@@ -5,7 +5,7 @@
 Runs on the device with its own python3, torch and h5py (no project library there): defines the
 grid of issue #12 as data, calls the real torch._scaled_mm on seeded operands, and writes
 recordings of kind gemm_call in the exact layout of docs/recordings.md and
-recordings/src/recording.cpp, with the provenance of the run.
+recordings/src/recording_write.cpp, with the provenance of the run.
 
     record.py --out DIR [--grid full|small] [--seed S] [--budget-seconds T]
               [--probe PROBE.json] [--fake-device --mmaemu PATH/TO/mmaemu]
@@ -365,7 +365,7 @@ def run_fake(calls, deadline, mmaemu, log):
 
 
 # ---------------------------------------------------------------------------------------------
-# The writer: the layout of recordings/src/recording.cpp (write_gemm_call), with h5py.
+# The writer: the layout of recordings/src/recording_write.cpp (write_gemm_call), with h5py.
 
 def write_array(h5py, g, name, data):
     data = np.ascontiguousarray(data)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #pragma once
 // The run kinds of the tier runner (private to the harness library). Each fills `r` with its
-// cases; run_tier settles the verdict afterwards.
+// cases; run_tier settles the verdict afterwards. What the kinds share for the work they start
+// is in tier_work.hpp.
 
 #include <string>
 
@@ -28,24 +29,5 @@ CaseFilter filter_of(const Shard& shard);
 // that did not pass in r.cases (ids "<recording>:<case id>").
 void book_set(const SetResult& s, const std::string& recording, const std::string& sha256,
               TierResult& r);
-
-// A folder under $TMPDIR that is removed with its contents when this object goes, unless
-// keep() was called.
-class WorkDir {
-public:
-  explicit WorkDir(const std::string& hint);
-  ~WorkDir();
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  void keep() { keep_ = true; }
-
-private:
-  std::filesystem::path path_;
-  bool keep_ = false;
-};
-
-// The last `lines` lines of `text`, joined by " | " (for one-line reasons).
-std::string tail_lines(const std::string& text, std::size_t lines);
 
 } // namespace mmaemu::harness::detail

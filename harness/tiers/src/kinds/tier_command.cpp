@@ -9,6 +9,7 @@
 #include "mmaemu/reports/canonical_json.hpp"
 #include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
+#include "tier_work.hpp"
 
 namespace mmaemu::harness::detail {
 

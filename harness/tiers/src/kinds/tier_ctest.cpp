@@ -11,6 +11,7 @@
 #include "mmaemu/support/process.hpp"
 #include "mmaemu/support/text.hpp"
 #include "tier_kinds.hpp"
+#include "tier_work.hpp"
 
 namespace mmaemu::harness::detail {
 

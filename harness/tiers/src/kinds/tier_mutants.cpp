@@ -14,6 +14,7 @@
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/text.hpp"
 #include "tier_kinds.hpp"
+#include "tier_work.hpp"
 
 namespace mmaemu::harness::detail {
 

@@ -13,6 +13,7 @@
 #include "mmaemu/support/digest.hpp"
 #include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
+#include "tier_work.hpp"
 
 namespace mmaemu::harness::detail {
 

@@ -15,6 +15,7 @@
 #include "mmaemu/reports/log_writer.hpp"
 #include "mmaemu/support/digest.hpp"
 #include "tier_kinds.hpp"
+#include "tier_work.hpp"
 
 namespace mmaemu::harness {
 
