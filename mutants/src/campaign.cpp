@@ -180,10 +180,23 @@ std::unique_ptr<Workspace> schema_workspace(const WorkspaceOptions& wo, const Ca
       opt.note("work folder: " + ws.root().string());
     if (!build(ws))
       return nullptr;
+    // The copy holds the tree as it was when it was copied; an edit of the working tree since
+    // (during a build of minutes) would make the stamp name a tree the build never saw.
+    if (tree_fingerprint(wo) != want) {
+      out.error = "the source tree changed while the schema was built in " +
+                  opt.schema_dir.string() +
+                  " (files were edited during the campaign's setup); "
+                  "run the campaign again on a tree that stays as it is";
+      return nullptr;
+    }
     detail::write_schema_stamp(opt.schema_dir, want);
   }
-  // Up to date: opening it copies nothing (every file is equal).
-  return std::make_unique<Workspace>(wo, "schema");
+  // Built and stamped for this tree: open it as it is. Synchronising it again would copy any
+  // edit made to the working tree since the build into sources the binaries were not built
+  // from (a campaign's identity mutants were "killed" that way on 2026-12-06).
+  WorkspaceOptions attached = wo;
+  attached.attach_only = true;
+  return std::make_unique<Workspace>(attached, "schema");
 }
 
 void run_schema(const std::vector<const Mutant*>& selected,

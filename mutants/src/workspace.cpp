@@ -153,7 +153,8 @@ Workspace::Workspace(const WorkspaceOptions& opt, const std::string& hint) : opt
     root_ = templ;
   }
   try {
-    sync();
+    if (!(opt_.attach_only && !opt_.persistent_root.empty()))
+      sync();
     fs::create_directories(build_dir());
   } catch (const fs::filesystem_error& e) {
     throw WorkspaceError(std::string("cannot copy the repository into ") + root_.string() + ": " +

@@ -286,6 +286,56 @@ TEST(Campaign, AnUntrackedFileThatBreaksTheTestsDoesNotChangeTheResult) {
   EXPECT_EQ(id.tests_run, 3u);
 }
 
+// The tree is copied once per schema build. An edit of the working tree while the copy builds
+// (an editor, a checkout: minutes of build) stops the campaign before any mutant runs, and
+// leaves no stamp that would call the copy that tree's build; run again, it builds and runs.
+TEST(Campaign, AnEditOfTheTreeDuringTheSchemaBuildStopsTheCampaign) {
+  skip_without_tools();
+  if (!mmaemu::support::find_program("git"))
+    GTEST_SKIP() << "needs git in PATH";
+  mmaemu::testing::TempDir tmp("edited");
+  const fs::path repo = committed_fixture(tmp.path());
+  static const Catalogue c = load_catalogue(kFixture / "catalogue.json");
+  CampaignOptions o = options("schema");
+  o.source_dir = repo;
+  o.schema_dir = tmp / "mutants-schema";
+  const std::string original = mmaemu::testing::slurp(repo / "strong_test.cpp");
+  o.note = [&](const std::string& line) {
+    if (line.rfind("configuring and building", 0) == 0)
+      mmaemu::testing::spit(repo / "strong_test.cpp", original + "// edited during the build\n");
+  };
+  const CampaignResult r = run_campaign(c, o);
+  EXPECT_THAT(r.error, ::testing::HasSubstr("the source tree changed while the schema was built"));
+  EXPECT_FALSE(fs::exists(o.schema_dir / ".mmaemu-schema-stamp"));
+  o.note = nullptr;
+  const CampaignResult again = run_campaign(c, o);
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  EXPECT_EQ(find(again, "identity_add").outcome, MutantOutcome::survived);
+  EXPECT_EQ(mmaemu::testing::slurp(o.schema_dir / "src" / "strong_test.cpp"),
+            original + "// edited during the build\n");
+}
+
+// A kept copy opened attach_only is taken as it is: a file edited in the working tree since is
+// not copied (a campaign opens the build it stamped for its tree that way).
+TEST(Workspace, AttachOnlyOpensAKeptCopyAsItIs) {
+  mmaemu::testing::TempDir tmp("attach");
+  const fs::path src = tmp / "tree";
+  fs::create_directories(src);
+  mmaemu::testing::spit(src / "a.cpp", "int a = 1;\n");
+  WorkspaceOptions wo;
+  wo.source_dir = src;
+  wo.persistent_root = tmp / "kept";
+  { const Workspace first(wo, "attach"); }
+  EXPECT_EQ(mmaemu::testing::slurp(tmp / "kept" / "src" / "a.cpp"), "int a = 1;\n");
+  mmaemu::testing::spit(src / "a.cpp", "int a = 2;\n");
+  WorkspaceOptions attached = wo;
+  attached.attach_only = true;
+  { const Workspace second(attached, "attach"); }
+  EXPECT_EQ(mmaemu::testing::slurp(tmp / "kept" / "src" / "a.cpp"), "int a = 1;\n");
+  { const Workspace synced(wo, "attach"); }
+  EXPECT_EQ(mmaemu::testing::slurp(tmp / "kept" / "src" / "a.cpp"), "int a = 2;\n");
+}
+
 // Outside a git checkout (an unpacked tarball) there is no tracked set: every file outside
 // build*/ is copied, and the listing says so.
 TEST(Campaign, OutsideAGitCheckoutEveryFileIsCopied) {

@@ -38,6 +38,11 @@ struct WorkspaceOptions {
   // files whose content changed, so that the next build is incremental. Empty: a fresh
   // temporary folder, removed at the end unless `keep`.
   std::filesystem::path persistent_root;
+  // With persistent_root: open the kept copy as it is, copying nothing. A campaign opens the
+  // schema build it (or another shard) built and stamped for its tree this way: copying again
+  // would bring in whatever changed in the working tree since, beside binaries built from the
+  // earlier text.
+  bool attach_only = false;
   // Files whose copy gets this content instead of the source's (the schema).
   std::map<std::string, std::string> overrides;
   std::function<void(const std::string&)> on_line; // build output, line by line
