@@ -1,0 +1,1 @@
+teukcE5sVbd/bz7eTFgtsgSfN1COfjz22wYjGIQTo3k8uavVH/CjzHmm/5kN/vEs818gc/29YwlU20gELVFHBw==
