@@ -26,7 +26,7 @@ json build_tier_log(const TierSpec& tier, const TierResult& result, const RunOpt
   j["tier_file"] = {{"path", tier.file.filename().string()}, {"sha256", tier.file_sha256}};
   j["required_for_release"] = tier.required_for_release;
   j["mmaemu"] = {{"version", version}, {"layout", opt.layout.origin}};
-  j["git"] = reports::git_state(opt.layout.source_dir);
+  j["git"] = result.git.is_null() ? reports::git_state(opt.layout.source_dir) : result.git;
   j["command_line"] = command_line;
   j["host"] = reports::host_info();
   j["gpu"] = gpu_json(opt.cuda);

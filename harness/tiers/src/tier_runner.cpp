@@ -6,6 +6,7 @@
 
 #include "mmaemu/emulator/errors.hpp"
 #include "mmaemu/reports/clock.hpp"
+#include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/support/process.hpp"
 #include "tier_kinds.hpp"
 
@@ -190,6 +191,7 @@ TierResult run_tier(const TierSpec& t, RunOptions opt) {
   const auto wall0 = std::chrono::system_clock::now();
   const auto t0 = std::chrono::steady_clock::now();
   r.started_utc = reports::utc_timestamp(wall0);
+  r.git = reports::git_state(opt.layout.source_dir);
   if (!opt.cuda_probed) {
     opt.cuda = probe_cuda();
     opt.cuda_probed = true;

@@ -14,7 +14,9 @@
 #include "mmaemu/harness/tier_log.hpp"
 #include "mmaemu/harness/tier_runner.hpp"
 #include "mmaemu/recordings/recording.hpp"
+#include "mmaemu/reports/git_state.hpp"
 #include "mmaemu/reports/merge_logs.hpp"
+#include "mmaemu/support/process.hpp"
 #include "temp_dir.hpp"
 #include "tier_test_support.hpp"
 
@@ -129,6 +131,38 @@ TEST(TierRunner, AMissingSubcommandIsNamed) {
   const TierResult r = run_tier(t, options_for());
   EXPECT_EQ(r.verdict, Outcome::unsupported);
   EXPECT_NE(r.reason.find("`mmaemu frobnicate`"), std::string::npos) << r.reason;
+}
+
+// A log records the tree a run started from: a run of minutes (T4 copies the tree when it
+// starts) is not made "dirty" by an edit while it runs. Here the tier's own command edits a
+// tracked file of a committed scratch repository.
+TEST(TierRunner, TheLogRecordsTheRevisionTheRunStartedFrom) {
+  if (!mmaemu::support::find_program("git"))
+    GTEST_SKIP() << "needs git in PATH";
+  mmaemu::testing::TempDir tmp("git_at_start");
+  const fs::path repo = tmp.path() / "repo";
+  fs::create_directories(repo);
+  mmaemu::testing::spit(repo / "f.txt", "committed\n");
+  const std::vector<std::string> git = {
+      "git", "-C", repo.string(), "-c", "user.name=t", "-c", "user.email=t@test.invalid"};
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "x"}}) {
+    std::vector<std::string> argv = git;
+    argv.insert(argv.end(), args.begin(), args.end());
+    ASSERT_EQ(mmaemu::support::run_process(argv).exit_code, 0);
+  }
+  TierSpec t = tiertest::committed_tier("T6");
+  t.run = {{"kind", "command"},
+           {"argv", {"/bin/sh", "-c", "echo edited >> '" + (repo / "f.txt").string() + "'"}}};
+  t.commands.clear();
+  RunOptions o = options_for();
+  o.layout.source_dir = repo;
+  const TierResult r = run_tier(t, o);
+  EXPECT_EQ(mmaemu::testing::slurp(repo / "f.txt"), "committed\nedited\n"); // it ran
+  ASSERT_TRUE(r.git.is_object());
+  EXPECT_EQ(r.git["dirty"], false) << r.git.dump();
+  EXPECT_EQ(build_tier_log(t, r, o, {"test"}, "0")["git"], r.git);
+  EXPECT_EQ(reports::git_state(repo)["dirty"], true); // as it is now, after the edit
 }
 
 // The command kind on a tiny GEMM; the figure judged is the shape's M (not a time), so the

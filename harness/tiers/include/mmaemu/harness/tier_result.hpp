@@ -50,6 +50,10 @@ struct TierResult {
   nlohmann::json benchmarks = nlohmann::json::array();
   double seconds = 0;
   std::string started_utc, finished_utc;
+  // The source revision when the run started (reports::git_state), which the log records: a
+  // run of minutes (T4 copies the tree at its start) is of the tree it started from, whatever
+  // is edited while it runs. Null: read when the log is written.
+  nlohmann::json git;
 
   std::size_t total(Outcome o) const { return totals[o]; }
   std::size_t case_count() const { return totals.total(); }
