@@ -8,7 +8,7 @@
 // than one line; and, with the value as the run.result of a command tier, anything but
 // TierFileError escaping parse_tier_text or a tier it accepts whose run.result the rule
 // refuses. No filesystem is touched (resolve_tier_path's symlink check is tested in
-// harness/tests/test_hostile_tier_paths.cpp).
+// harness/tiers/tests/test_tier_paths.cpp).
 
 #include <cstddef>
 #include <cstdint>
