@@ -18,8 +18,11 @@ std::string canonical_dump(const nlohmann::json& value);
 // comes near it; canonical_dump recurses once per level).
 inline constexpr std::size_t kMaxJsonDepth = 256;
 
-// Parses `text`; throws std::runtime_error "<where>:<line>:<column>: <what>" (both echoed
-// through support::printable), also for nesting deeper than kMaxJsonDepth.
+// Parses `text` with support::parse_json_input (at most support::kMaxTextBytes, kMaxJsonDepth
+// levels, no key twice in one object); throws support::JsonInputError (a std::runtime_error):
+// "<where>:<line>:<column>: not valid JSON (...)" for a syntax error, "<where>: nested deeper
+// than 256 levels", "<where>: key 'a.b': appears twice in its object" (`where` echoed through
+// support::printable).
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 
 // Reads a whole file under support::read_input_file's rules (a regular file of at most
