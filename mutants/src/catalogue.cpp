@@ -2,7 +2,9 @@
 #include "mmaemu/mutants/catalogue.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "mmaemu/support/input_file.hpp"
@@ -54,6 +56,29 @@ bool valid_path(const std::string& p) {
   return true;
 }
 
+// Why `text` cannot stand as an expression in `(on ? (replacement) : (original))`, if it
+// cannot: a statement's end (';') or a statement keyword at its start. A ';' inside it is
+// allowed (a lambda's body).
+std::optional<std::string> not_an_expression(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\n");
+  const auto last = text.find_last_not_of(" \t\n");
+  if (first == std::string::npos)
+    return std::nullopt; // an empty replacement (a deleted operand) is the caller's choice
+  if (text[last] == ';')
+    return std::string("ends with ';' (a statement)");
+  for (const char* kw :
+       {"if", "for", "while", "return", "switch", "do", "else", "break", "continue", "goto"}) {
+    const std::string k = kw;
+    if (text.compare(first, k.size(), k) == 0) {
+      const std::size_t after = first + k.size();
+      if (after == text.size() ||
+          !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_'))
+        return "begins with '" + k + "' (a statement)";
+    }
+  }
+  return std::nullopt;
+}
+
 Edit parse_edit(const json& e, const JsonLocation& at, const std::string& name,
                 const std::string& where) {
   JsonObjectReader r(e, at, kEditSchema);
@@ -74,6 +99,16 @@ Edit parse_edit(const json& e, const JsonLocation& at, const std::string& name,
     out.form = Form::stmt;
   else
     fail(name, where, "form '" + support::printable(form, 32) + "' is not expr or stmt");
+  if (out.form == Form::expr) {
+    for (const std::string* text : {&out.original, &out.replacement}) {
+      if (const auto why = not_an_expression(*text)) {
+        fail(name, where,
+             std::string(text == &out.original ? "original" : "replacement") + " " + *why +
+                 ": an expr edit is wrapped in a conditional expression by the schema; give "
+                 "\"form\": \"stmt\" or edit the expression inside it");
+      }
+    }
+  }
   return out;
 }
 

@@ -103,6 +103,21 @@ TEST(Catalogue, EachDefectIsRefusedAndNamed) {
               HasSubstr("replacement equals original"));
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["form"] = "decl"; }),
               HasSubstr("form 'decl'"));
+  // An expr edit must be an expression: the schema builds `(on ? (replacement) : (original))`.
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = "x += 1;"; }),
+              HasSubstr("mutant 'plan.a': edits[0]: original ends with ';' (a statement)"));
+  EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["replacement"] = "if (a) b"; }),
+              HasSubstr("replacement begins with 'if' (a statement)"));
+  EXPECT_EQ(with([](json& j) {
+              j["mutants"][1]["edits"][0]["original"] = "x += 1;";
+              j["mutants"][1]["edits"][0]["form"] = "stmt";
+            }),
+            "accepted");
+  EXPECT_EQ(
+      with([](json& j) { j["mutants"][1]["edits"][0]["replacement"] = "[] { return 1; }()"; }),
+      "accepted");
+  EXPECT_EQ(with([](json& j) { j["mutants"][1]["edits"][0]["replacement"] = "iffy(a)"; }),
+            "accepted");
   EXPECT_THAT(with([](json& j) { j["mutants"][1]["edits"][0]["original"] = 3; }),
               HasSubstr("mutant 'plan.a': key 'mutants[1].edits[0].original': expected a string, "
                         "got integer 3"));
