@@ -227,6 +227,9 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   const std::array<RowCode, 256> trow =
       row_codes(fp8_operand_table(view.fmt.a).data(), view.fmt.a, ch.wide ? 0 : pl.G, pl.G);
   pl.row_tab = trow.data();
+  PairCodes16 t16;
+  if (ch.kernel == ChainKernel::avx512_i16 && pair_codes16(trow.data(), t16))
+    pl.row16 = &t16;
 
   if (ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::f32_avx2) {
     std::size_t off = 0;

@@ -115,15 +115,64 @@ bool for_each_code_pair(const Plan& pl, const std::uint8_t* codes, const RowCode
 
 } // namespace
 
+bool pair_codes16(const RowCode* tab, PairCodes16& out) {
+  for (std::size_t c = 0; c < 128; ++c) {
+    const RowCode& pos = tab[c];
+    const RowCode& neg = tab[c | 0x80];
+    // The vector decoder looks up the low 7 bits and takes the sign's table where bit 7 is set.
+    if (pos.mag != neg.mag || pos.exp != neg.exp || pos.special != neg.special || pos.sgn != 0)
+      return false;
+    out.mag[c] = pos.mag;
+    out.exp[c] = pos.exp;
+    out.special[c] = pos.special ? 0xFFFFu : 0u;
+    out.sgn_neg[c] = neg.sgn;
+  }
+  return true;
+}
+
+namespace {
+
+constexpr RowCode kPairPad = {
+    {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0, 0.0f, 0, kZeroExpF};
+
+void put_pair(PairA* dst, std::size_t i, const RowCode& lo, const RowCode& hi) {
+  dst[i] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
+            lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
+            lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
+}
+
+} // namespace
+
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
-  static constexpr RowCode kPad = {
-      {0, kZeroExpA, 0}, 0, static_cast<std::uint16_t>(kZeroExp16), 0, 0, 0.0f, 0, kZeroExpF};
-  return for_each_code_pair(pl, codes, kPad,
-                            [dst](std::size_t i, const RowCode& lo, const RowCode& hi) {
-                              dst[i] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
-                                        lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
-                                        lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
-                            });
+  if (pl.row16 == nullptr || pl.nfma % 2 != 0) {
+    return for_each_code_pair(
+        pl, codes, kPairPad,
+        [dst](std::size_t i, const RowCode& lo, const RowCode& hi) { put_pair(dst, i, lo, hi); });
+  }
+  // With nfma even the full blocks of a segment are one run of pairs without padding: they
+  // go through the vector decoder, the segment's last short block (padded) through the table.
+  const RowCode* tab = pl.row_tab;
+  const std::int64_t ppb = pl.nfma / 2;
+  unsigned special = 0;
+  for (const Segment& sg : pl.segs) {
+    const std::uint8_t* c = codes + sg.k0;
+    const std::int64_t full = sg.L / pl.nfma;
+    if (full > 0 &&
+        decode_pair_run_avx512(pl, c, static_cast<std::size_t>(full * ppb), dst + sg.off))
+      special = 1;
+    for (std::int64_t j = full; j < sg.nblocks; ++j) {
+      const std::int64_t kb = j * pl.nfma;
+      const std::int64_t kend = std::min<std::int64_t>(kb + pl.nfma, sg.L);
+      for (std::int64_t q = 0; q < ppb; ++q) {
+        const std::int64_t k = kb + 2 * q;
+        const RowCode& lo = k < kend ? tab[c[k]] : kPairPad;
+        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : kPairPad;
+        special |= static_cast<unsigned>(lo.special | hi.special);
+        put_pair(dst, sg.off + static_cast<std::size_t>(j * ppb + q), lo, hi);
+      }
+    }
+  }
+  return special != 0;
 }
 
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {

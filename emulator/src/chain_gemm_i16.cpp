@@ -148,6 +148,74 @@ i16_tile_impl(Tile<PairA, PairB>& t) {
 
 } // namespace
 
+static_assert(sizeof(PairA) == 12, "decode_pair_run_avx512 stores PairA as 3 packed dwords");
+
+// 16 pairs (32 codes) per step: each code's 16-bit magnitude, exponent, special flag and
+// negative sign looked up by its low 7 bits in two 64-entry halves (vpermi2w, then a blend on
+// bit 6), the sign kept where bit 7 is set (RowCode::sgn); the three vectors of 16 dwords
+// (a pair's low and high code in the low and high halves) interleaved into 16 PairA. The last
+// step loads and stores under masks.
+__attribute__((target(MMAEMU_AVX512_TARGET))) bool
+decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n, PairA* dst) {
+  const PairCodes16& t = *pl.row16;
+  const __m512i mag0 = _mm512_load_si512(t.mag), mag1 = _mm512_load_si512(t.mag + 32),
+                mag2 = _mm512_load_si512(t.mag + 64), mag3 = _mm512_load_si512(t.mag + 96);
+  const __m512i exp0 = _mm512_load_si512(t.exp), exp1 = _mm512_load_si512(t.exp + 32),
+                exp2 = _mm512_load_si512(t.exp + 64), exp3 = _mm512_load_si512(t.exp + 96);
+  const __m512i spc0 = _mm512_load_si512(t.special), spc1 = _mm512_load_si512(t.special + 32),
+                spc2 = _mm512_load_si512(t.special + 64), spc3 = _mm512_load_si512(t.special + 96);
+  const __m512i sgn0 = _mm512_load_si512(t.sgn_neg), sgn1 = _mm512_load_si512(t.sgn_neg + 32),
+                sgn2 = _mm512_load_si512(t.sgn_neg + 64), sgn3 = _mm512_load_si512(t.sgn_neg + 96);
+  const __m512i bit6 = _mm512_set1_epi16(0x40);
+  const __m512i bit7 = _mm512_set1_epi16(static_cast<short>(0x80));
+  // Output dword g = 16 v + l of a step is field g % 3 (mag, exp, sgn) of pair g / 3.
+  alignas(64) std::int32_t me_idx[3][16], s_idx[3][16];
+  __mmask16 s_mask[3] = {0, 0, 0};
+  for (int v = 0; v < 3; ++v) {
+    for (int l = 0; l < 16; ++l) {
+      const int g = 16 * v + l, q = g / 3, f = g % 3;
+      me_idx[v][l] = f == 1 ? 16 + q : q;
+      s_idx[v][l] = q;
+      if (f == 2)
+        s_mask[v] = static_cast<__mmask16>(s_mask[v] | (1u << l));
+    }
+  }
+  __m512i any_special = _mm512_setzero_si512();
+  auto* out = reinterpret_cast<std::int32_t*>(dst);
+  for (std::size_t i = 0; i < n; i += 16) {
+    const std::size_t pairs = std::min<std::size_t>(16, n - i);
+    const __mmask32 in_mask =
+        pairs == 16 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (2 * pairs)) - 1u);
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(in_mask, codes + 2 * i));
+    const __mmask32 high = _mm512_test_epi16_mask(w, bit6);
+    const __m512i mag = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(mag0, w, mag1),
+                                                _mm512_permutex2var_epi16(mag2, w, mag3));
+    const __m512i exp = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(exp0, w, exp1),
+                                                _mm512_permutex2var_epi16(exp2, w, exp3));
+    const __m512i spc = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(spc0, w, spc1),
+                                                _mm512_permutex2var_epi16(spc2, w, spc3));
+    any_special = _mm512_or_si512(any_special, spc);
+    const __m512i sgn = _mm512_maskz_mov_epi16(
+        _mm512_test_epi16_mask(w, bit7),
+        _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(sgn0, w, sgn1),
+                                _mm512_permutex2var_epi16(sgn2, w, sgn3)));
+    const std::size_t dwords = 3 * pairs;
+    for (int v = 0; v < 3; ++v) {
+      const __m512i me = _mm512_permutex2var_epi32(mag, _mm512_load_si512(me_idx[v]), exp);
+      const __m512i o =
+          _mm512_mask_permutexvar_epi32(me, s_mask[v], _mm512_load_si512(s_idx[v]), sgn);
+      const std::size_t first = 16 * static_cast<std::size_t>(v);
+      if (dwords >= first + 16) {
+        _mm512_storeu_si512(out + 3 * i + first, o);
+      } else if (dwords > first) {
+        const auto m = static_cast<__mmask16>((1u << (dwords - first)) - 1u);
+        _mm512_mask_storeu_epi32(out + 3 * i + first, m, o);
+      }
+    }
+  }
+  return _mm512_test_epi16_mask(any_special, any_special) != 0;
+}
+
 __attribute__((target(MMAEMU_AVX512_TARGET))) void i16_avx512(Tile<PairA, PairB>& t) {
   switch (t.rows) {
   case 8:

@@ -86,6 +86,15 @@ struct PanelCodeF {
   std::uint8_t special;
 };
 
+// The rows' codes for the AVX-512 kernel as tables of 128 16-bit entries, indexed by a code's
+// low 7 bits, so that 32 codes are looked up by two vpermi2w each: RowCode::mag and
+// RowCode::exp (the same for codes c and c | 0x80), RowCode::special as 0 / 0xFFFF, and
+// RowCode::sgn of the code c | 0x80 (that of c is 0). Built by pair_codes16, which returns
+// false where a format's codes are not symmetric in this way (then the scalar decoder runs).
+struct alignas(64) PairCodes16 {
+  std::uint16_t mag[128], exp[128], special[128], sgn_neg[128];
+};
+
 // The constants of one call.
 struct Plan {
   const GemmOperands* op;   // the kernels' view: rows of op->a against panels of op->b
@@ -106,9 +115,10 @@ struct Plan {
   int cshift;   // ... and its term is that >> (E - ec + cshift)
   int min_exp;
   bool rne;
-  const RowCode* row_tab;       // the rows' codes (row_codes)
-  const Fp8Operand* panel_tab;  // the panels' operand table
-  const PanelCodeF* panel_ftab; // the same for the binary32 kernel (panel_codes_f32)
+  const RowCode* row_tab;             // the rows' codes (row_codes)
+  const PairCodes16* row16 = nullptr; // row_tab as 16-bit tables (AVX-512 row decoder), or null
+  const Fp8Operand* panel_tab;        // the panels' operand table
+  const PanelCodeF* panel_ftab;       // the same for the binary32 kernel (panel_codes_f32)
 };
 
 // b[n][k] for the 16 columns n of a panel, one lane each: |significand| in bits 0-7, the
@@ -193,7 +203,12 @@ std::array<RowCode, 256> row_codes(const Fp8Operand* tab, Format f, int lane_shi
 bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, LaneA* dst);
 template <class T>
 void decode_lane_panel(const Plan& pl, std::size_t n0, LaneB<T>* dst, std::uint8_t* col_special);
+bool pair_codes16(const RowCode* tab, PairCodes16& out);
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst);
+// decode_pair_row's full blocks 32 codes at a time (chain_gemm_i16.cpp; an AVX-512 BW CPU,
+// pl.row16 set, nfma even): the pairs [first, first + n) of the layout from codes[k0 ...], no
+// padding. Returns whether some code is NaN or Inf.
+bool decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n, PairA* dst);
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special);
 std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f);
 bool decode_f32_row(const Plan& pl, const std::uint8_t* codes, PairFA* dst);

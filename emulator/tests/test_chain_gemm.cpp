@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../src/chain_gemm_internal.hpp"
+#include "../src/chain_gemm_kernels.hpp"
 #include "mmaemu/emulator/accumulate.hpp"
 #include "mmaemu/emulator/chain_gemm.hpp"
 #include "mmaemu/emulator/compare_bits.hpp"
@@ -422,6 +423,50 @@ TEST(ChainGemm, TheKernelDispatchPicksHereIsTestedUnskipped) {
                       describe(pr, *p, g.name) + " kernel=automatic");
   }
   EXPECT_EQ(bad, 0);
+}
+
+// The AVX-512 row decoder (decode_pair_run_avx512) is what every FP8 format's rows take on an
+// AVX-512 host (pair_codes16 accepts their tables), and it writes the same PairA entries as the
+// table decoder: every code at every position, runs of 1 to 40 pairs (the masked last step),
+// ada's 16-code and hopper's 32-code blocks, a short last block, two segments.
+TEST(ChainGemm, TheVectorRowDecoderWritesWhatTheTableDecoderWrites) {
+  namespace cg = mmaemu::model::cg;
+  if (!mmaemu::model::detail::force_chain_kernel(ChainKernel::avx512_i16))
+    GTEST_SKIP() << "this CPU has no AVX-512 BW";
+  mmaemu::model::detail::force_chain_kernel(ChainKernel::automatic);
+  std::mt19937 rng(2026);
+  for (const char* name : {"ada", "hopper"}) {
+    const Preset& p = mmaemu::get_preset_quiet(name);
+    for (Format f : {Format::e4m3, Format::e5m2}) {
+      const auto tab = cg::row_codes(mmaemu::model::fp8_operand_table(f).data(), f, 6, 6);
+      cg::PairCodes16 t16;
+      ASSERT_TRUE(cg::pair_codes16(tab.data(), t16)) << name << " " << mmaemu::format_name(f);
+      for (std::int64_t L : {2, 16, 30, 32, 33, 64, 95, 160, 1280, 1281}) {
+        std::vector<std::uint8_t> codes(static_cast<std::size_t>(2 * L + 7));
+        for (std::size_t i = 0; i < codes.size(); ++i)
+          codes[i] = static_cast<std::uint8_t>(i < 256 ? i : rng());
+        std::shuffle(codes.begin(), codes.end(), rng);
+        cg::Plan pl{};
+        pl.nfma = p.nfma;
+        pl.row_tab = tab.data();
+        const std::int64_t nb = (L + p.nfma - 1) / p.nfma;
+        const std::int64_t ppb = p.nfma / 2;
+        pl.segs = {{0, L, nb, 0},
+                   {static_cast<std::size_t>(L + 3), L, nb, static_cast<std::size_t>(nb * ppb)}};
+        const std::size_t pairs = static_cast<std::size_t>(2 * nb * ppb);
+        std::vector<cg::PairA> want(pairs, cg::PairA{7, 7, 7}), got(pairs, cg::PairA{9, 9, 9});
+        const bool want_special = cg::decode_pair_row(pl, codes.data(), want.data());
+        pl.row16 = &t16;
+        const bool got_special = cg::decode_pair_row(pl, codes.data(), got.data());
+        EXPECT_EQ(got_special, want_special) << name << " L=" << L;
+        for (std::size_t i = 0; i < pairs; ++i) {
+          ASSERT_EQ(got[i].mag, want[i].mag) << name << " L=" << L << " pair " << i;
+          ASSERT_EQ(got[i].exp, want[i].exp) << name << " L=" << L << " pair " << i;
+          ASSERT_EQ(got[i].sgn, want[i].sgn) << name << " L=" << L << " pair " << i;
+        }
+      }
+    }
+  }
 }
 
 // Enough rows, panels and MACs that several threads share the tiles.
