@@ -136,8 +136,13 @@ BENCHMARK_CAPTURE(BM_ChainGemm, hopper_lanes_avx2, "hopper", ChainKernel::lanes_
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 // The two fast kernels side by side on the sweep's shapes (N 5760, K 1920, 2 threads): on an
-// AVX-512 host the automatic choice is avx512_i16, and f32_avx2 runs there too.
+// AVX-512 host the automatic choice is avx512_i16 (avx512_i16_vnni with VNNI), and f32_avx2
+// runs there too.
 BENCHMARK_CAPTURE(BM_ChainGemm, sweep_i16, "hopper", ChainKernel::avx512_i16)
+    ->ArgsProduct({{1, 16, 64, 256, 2048}, {5760}, {1920}, {2}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ChainGemm, sweep_i16_vnni, "hopper", ChainKernel::avx512_i16_vnni)
     ->ArgsProduct({{1, 16, 64, 256, 2048}, {5760}, {1920}, {2}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -193,7 +193,7 @@ template <class IntT> struct ScalarTerms {
   // Step 5 for the products: each magnitude truncated by a right shift of bias - e, summed
   // with its sign (clamped: a shift by the width minus one clears every term).
   // The truncation of a term is also written in Avx2Terms::sum, chain_gemm_lanes.cpp,
-  // chain_gemm_i16.cpp and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
+  // chain_gemm_i16_tile.inc and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
   // tests that bind them: KernelVariants and BlockFmaKernels (test_block_fma.cpp), ChainGemmKernel
   // (test_chain_gemm.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
   Int sum(int bias) const {

@@ -21,7 +21,8 @@
 //
 // The files: this one builds a call's plan and dispatches it; chain_gemm_dispatch.cpp picks
 // the kernel, chain_gemm_decode.cpp decodes the operands, chain_gemm_tiles.cpp runs the tiles
-// and the promotion, chain_gemm_lanes.cpp and chain_gemm_i16.cpp are the kernels.
+// and the promotion, chain_gemm_lanes.cpp and chain_gemm_i16_tile.inc (compiled by
+// chain_gemm_i16.cpp and chain_gemm_i16_vnni.cpp) are the kernels.
 
 #include "mmaemu/emulator/chain_gemm.hpp"
 
@@ -228,18 +229,22 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
       row_codes(fp8_operand_table(view.fmt.a).data(), view.fmt.a, ch.wide ? 0 : pl.G, pl.G);
   pl.row_tab = trow.data();
   PairCodes16 t16;
-  if (ch.kernel == ChainKernel::avx512_i16 && pair_codes16(trow.data(), t16))
+  const bool i16 =
+      ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::avx512_i16_vnni;
+  if (i16 && pair_codes16(trow.data(), t16))
     pl.row16 = &t16;
 
-  if (ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::f32_avx2) {
+  if (i16 || ch.kernel == ChainKernel::f32_avx2) {
     std::size_t off = 0;
     for (Segment& sg : pl.segs) {
       sg.off = off;
       off += static_cast<std::size_t>(sg.nblocks * ppb);
     }
-    if (ch.kernel == ChainKernel::avx512_i16) {
-      run_tiled<PairA, PairB>(pl, pl.pair_stride, kMaxRows, threads, out,
-                              {i16_avx512, decode_pair_row, decode_pair_panel});
+    if (i16) {
+      run_tiled<PairA, PairB>(
+          pl, pl.pair_stride, kMaxRows, threads, out,
+          {ch.kernel == ChainKernel::avx512_i16_vnni ? i16_avx512_vnni : i16_avx512,
+           decode_pair_row, decode_pair_panel});
     } else {
       const std::array<PanelCodeF, 256> tpanel = panel_codes_f32(pl.panel_tab, view.fmt.b);
       pl.panel_ftab = tpanel.data();

@@ -48,6 +48,11 @@ bool cpu_has_avx512() {
   return ok;
 }
 
+bool cpu_has_avx512_vnni() {
+  static const bool ok = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+  return ok;
+}
+
 bool cpu_has_avx2() {
   static const bool ok = (__builtin_cpu_init(), true) && __builtin_cpu_supports("avx2");
   return ok;
@@ -75,6 +80,8 @@ bool cpu_can(ChainKernel k) {
   case ChainKernel::avx512_i16:
   case ChainKernel::lanes_avx512:
     return cpu_has_avx512();
+  case ChainKernel::avx512_i16_vnni:
+    return cpu_has_avx512_vnni();
   case ChainKernel::lanes_avx2:
     return cpu_has_avx2();
   case ChainKernel::f32_avx2:
@@ -99,12 +106,13 @@ Choice choose(const Preset& p, FormatPair fmt) {
   const bool fits16 = fits32 && b.product < two(15); // vpmaddwd multiplies signed 16-bit
   ChainKernel k = forced;
   if (k == ChainKernel::automatic) {
-    k = cpu_has_avx512()     ? ChainKernel::avx512_i16
-        : cpu_has_avx2_fma() ? ChainKernel::f32_avx2
-        : cpu_has_avx2()     ? ChainKernel::lanes_avx2
-                             : ChainKernel::lanes_base;
+    k = cpu_has_avx512_vnni() ? ChainKernel::avx512_i16_vnni
+        : cpu_has_avx512()    ? ChainKernel::avx512_i16
+        : cpu_has_avx2_fma()  ? ChainKernel::f32_avx2
+        : cpu_has_avx2()      ? ChainKernel::lanes_avx2
+                              : ChainKernel::lanes_base;
   }
-  if (k == ChainKernel::avx512_i16 && !fits16)
+  if ((k == ChainKernel::avx512_i16 || k == ChainKernel::avx512_i16_vnni) && !fits16)
     k = ChainKernel::lanes_avx512;
   if (k == ChainKernel::f32_avx2 && !fits_f32(p, b))
     k = ChainKernel::lanes_avx2;
@@ -125,6 +133,8 @@ const char* chain_kernel_name(ChainKernel k) {
     return "automatic";
   case ChainKernel::avx512_i16:
     return "avx512_i16";
+  case ChainKernel::avx512_i16_vnni:
+    return "avx512_i16_vnni";
   case ChainKernel::lanes_avx512:
     return "lanes_avx512";
   case ChainKernel::lanes_avx2:

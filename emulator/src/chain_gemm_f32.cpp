@@ -109,7 +109,7 @@ __attribute__((target(MMAEMU_F32_TARGET), always_inline)) inline void f32_tile_i
     // Every product truncated toward zero to a multiple of u (fma in round-toward-zero, then
     // the exact subtraction of C), given its sign and added exactly. The truncation is also
     // written in block_fma.cpp (ScalarTerms::sum, Avx2Terms::sum), chain_gemm_lanes.cpp,
-    // chain_gemm_i16.cpp and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
+    // chain_gemm_i16_tile.inc and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
     // tests that bind them: ChainGemmKernel (test_chain_gemm.cpp), KernelVariants and
     // BlockFmaKernels (test_block_fma.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
     for (int q = 0; q < np; ++q) {

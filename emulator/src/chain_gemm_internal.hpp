@@ -11,13 +11,14 @@
 namespace mmaemu::model::detail {
 
 enum class ChainKernel {
-  automatic,    // the fastest one that this CPU, preset and format pair allow
-  avx512_i16,   // AVX-512 BW/CD: 16-bit terms, 32 (column, k) pairs per vector
-  lanes_avx512, // 16 columns in 32- or 64-bit lanes, compiled for AVX-512
-  lanes_avx2,   // the same compiled for AVX2
-  lanes_base,   // the same compiled for the x86-64 baseline
-  f32_avx2,     // AVX2 and FMA: terms as exact binary32 values, truncated by round-toward-zero adds
-  exact,        // model::dot per output (late_c presets always take it)
+  automatic,       // the fastest one that this CPU, preset and format pair allow
+  avx512_i16,      // AVX-512 BW/CD: 16-bit terms, 32 (column, k) pairs per vector
+  avx512_i16_vnni, // the same with AVX-512 VNNI (vpdpwssd: multiply, pair-add, accumulate)
+  lanes_avx512,    // 16 columns in 32- or 64-bit lanes, compiled for AVX-512
+  lanes_avx2,      // the same compiled for AVX2
+  lanes_base,      // the same compiled for the x86-64 baseline
+  f32_avx2, // AVX2 and FMA: terms as exact binary32 values, truncated by round-toward-zero adds
+  exact,    // model::dot per output (late_c presets always take it)
 };
 
 const char* chain_kernel_name(ChainKernel k);

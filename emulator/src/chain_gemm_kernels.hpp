@@ -3,7 +3,8 @@
 // Internal to chain_gemm (emulator/src/chain_gemm*.cpp): what the files of the fast path share.
 // chain_gemm.cpp builds a call's Plan and dispatches it (chain_gemm_dispatch.cpp picks the
 // kernel); chain_gemm_decode.cpp decodes rows and panels; chain_gemm_tiles.cpp runs the tiles
-// and promotes the chunk results; chain_gemm_lanes.cpp and chain_gemm_i16.cpp are the kernels.
+// and promotes the chunk results; chain_gemm_lanes.cpp and chain_gemm_i16_tile.inc (compiled by
+// chain_gemm_i16.cpp and chain_gemm_i16_vnni.cpp) are the kernels.
 
 #include <array>
 #include <cstddef>
@@ -173,7 +174,7 @@ using Tile64 = Tile<LaneA, LaneB<std::int64_t>>;
 using TileI16 = Tile<PairA, PairB>;
 using TileF32 = Tile<PairFA, PairFB>;
 
-// The kernels (chain_gemm_lanes.cpp, chain_gemm_i16.cpp): the chunk t.seg of every output of
+// The kernels (chain_gemm_lanes.cpp, chain_gemm_i16_tile.inc): the chunk t.seg of every output of
 // the tile into t.out, with t.bad marking the lanes whose chain the kernel cannot represent.
 constexpr int kLaneRows = 4; // rows of a lanes tile
 void lanes32_avx512(Tile32& t);
@@ -183,8 +184,9 @@ void lanes64_avx2(Tile64& t);
 void lanes32_base(Tile32& t);
 void lanes64_base(Tile64& t);
 void i16_avx512(TileI16& t);
-void f32_avx2(TileF32& t);  // chain_gemm_f32.cpp
-constexpr int kF32Rows = 4; // rows of a binary32 tile (run as pairs of rows)
+void i16_avx512_vnni(TileI16& t); // the same kernel with vpdpwssd (chain_gemm_i16_tile.inc)
+void f32_avx2(TileF32& t);        // chain_gemm_f32.cpp
+constexpr int kF32Rows = 4;       // rows of a binary32 tile (run as pairs of rows)
 
 // Kernel choice (chain_gemm_dispatch.cpp).
 struct Choice {

@@ -79,7 +79,7 @@ template <class T, int NL, int MT>
     }
     // Every product truncated toward zero to a multiple of 2^(E - frac), summed exactly. The
     // truncation is also written in block_fma.cpp (ScalarTerms::sum, Avx2Terms::sum),
-    // chain_gemm_i16.cpp and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
+    // chain_gemm_i16_tile.inc and kernels/cuda/mmaemu_chain.cuh (truncate_term); the differential
     // tests that bind them: ChainGemmKernel (test_chain_gemm.cpp), KernelVariants and
     // BlockFmaKernels (test_block_fma.cpp) and HostKernel (kernels/tests/test_host_kernels.cpp).
     for (int k = 0; k < kn; ++k) {

@@ -208,10 +208,10 @@ int mismatches(const std::vector<std::uint32_t>& want, const std::vector<std::ui
 
 // Every kernel, automatic dispatch included. The parameterised tests below run once per
 // entry.
-const ChainKernel kKernels[] = {ChainKernel::automatic,    ChainKernel::avx512_i16,
-                                ChainKernel::lanes_avx512, ChainKernel::lanes_avx2,
-                                ChainKernel::lanes_base,   ChainKernel::f32_avx2,
-                                ChainKernel::exact};
+const ChainKernel kKernels[] = {ChainKernel::automatic,       ChainKernel::avx512_i16,
+                                ChainKernel::avx512_i16_vnni, ChainKernel::lanes_avx512,
+                                ChainKernel::lanes_avx2,      ChainKernel::lanes_base,
+                                ChainKernel::f32_avx2,        ChainKernel::exact};
 
 // The instruction set a kernel needs that this CPU lacks ("" if none), stated here from the
 // kernels' documentation (chain_gemm_internal.hpp) rather than asked from chain_gemm, so that
@@ -219,6 +219,10 @@ const ChainKernel kKernels[] = {ChainKernel::automatic,    ChainKernel::avx512_i
 // run it, shows up as a failure.
 std::string lacking(ChainKernel k) {
   switch (k) {
+  case ChainKernel::avx512_i16_vnni:
+    if (!lacking(ChainKernel::avx512_i16).empty())
+      return lacking(ChainKernel::avx512_i16);
+    return __builtin_cpu_supports("avx512vnni") ? "" : "AVX-512 VNNI";
   case ChainKernel::avx512_i16:
   case ChainKernel::lanes_avx512:
     if (!__builtin_cpu_supports("avx512f"))
@@ -530,13 +534,17 @@ TEST(ChainGemm, KernelChoice) {
   }
   if (!lacks.empty())
     GTEST_SKIP() << "CPU lacks " << lacks << ": the AVX-512 choices are not checked here";
+  // The 16-bit kernel with VNNI where the CPU has it.
+  const ChainKernel i16 = lacking(ChainKernel::avx512_i16_vnni).empty()
+                              ? ChainKernel::avx512_i16_vnni
+                              : ChainKernel::avx512_i16;
   for (const FormatPair& fmt : kPairs) {
-    EXPECT_EQ(chain_kernel_for(shipped("ada"), fmt), ChainKernel::avx512_i16);
-    EXPECT_EQ(chain_kernel_for(shipped("hopper"), fmt), ChainKernel::avx512_i16);
+    EXPECT_EQ(chain_kernel_for(shipped("ada"), fmt), i16);
+    EXPECT_EQ(chain_kernel_for(shipped("hopper"), fmt), i16);
     EXPECT_EQ(chain_kernel_for(shipped("b200_mma_sync"), fmt), ChainKernel::lanes_avx512);
-    EXPECT_EQ(chain_kernel_for(custom[0], fmt), ChainKernel::avx512_i16);   // odd_rne
-    EXPECT_EQ(chain_kernel_for(custom[1], fmt), ChainKernel::avx512_i16);   // narrow
-    EXPECT_EQ(chain_kernel_for(custom[2], fmt), ChainKernel::avx512_i16);   // i16_rne
+    EXPECT_EQ(chain_kernel_for(custom[0], fmt), i16);                       // odd_rne
+    EXPECT_EQ(chain_kernel_for(custom[1], fmt), i16);                       // narrow
+    EXPECT_EQ(chain_kernel_for(custom[2], fmt), i16);                       // i16_rne
     EXPECT_EQ(chain_kernel_for(custom[3], fmt), ChainKernel::lanes_avx512); // wide32
   }
 }
