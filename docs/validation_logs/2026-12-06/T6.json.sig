@@ -1,0 +1,1 @@
+6eFMRxVjPckonfTp82JHuo+ulHqpIhfgVPBvLv/CzNn3lNYXF6zMoCgQiU1Bs6Vt/wE3BcQOek0vz93PK2XsBg==
