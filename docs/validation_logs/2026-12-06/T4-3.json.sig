@@ -1,0 +1,1 @@
+A415GHw87hM1QxsTQSCGgDSSCNCWl6kvxM+gdZtOEfETdxP02wo4fmlcjRYocnezOv3PCyBSpkrrhd9EwxcXBg==
