@@ -87,30 +87,38 @@ template void decode_lane_panel<std::int64_t>(const Plan&, std::size_t, LaneB<st
 
 namespace {
 
-// Visits the code pairs (k, k + 1) of every block of every segment of one row of a, in the
-// order of the row's decoded layout; a block's last pair, and a short block, are padded with
-// `pad`. `put(i, lo, hi)` stores pair i of the layout. Returns whether some code is NaN or Inf.
-// Both row decoders (the 16-bit pairs and the binary32 pairs) walk the row this way.
+// Visits the code pairs (k, k + 1) of blocks j0 .. nblocks - 1 of segment sg of one row of a
+// (c: the row's codes from the segment's start), in the order of the row's decoded layout; a
+// block's last pair, and a short block, are padded with `pad`. `put(i, lo, hi)` stores pair i
+// of the layout. Returns whether some code is NaN or Inf.
 template <class Put>
-bool for_each_code_pair(const Plan& pl, const std::uint8_t* codes, const RowCode& pad, Put put) {
+bool code_pairs_of_blocks(const Plan& pl, const Segment& sg, const std::uint8_t* c, std::int64_t j0,
+                          const RowCode& pad, Put put) {
   const RowCode* tab = pl.row_tab;
   unsigned special = 0;
   const std::int64_t ppb = (pl.nfma + 1) / 2;
-  for (const Segment& sg : pl.segs) {
-    const std::uint8_t* c = codes + sg.k0;
-    for (std::int64_t j = 0; j < sg.nblocks; ++j) {
-      const std::int64_t kb = j * pl.nfma;
-      const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
-      for (std::int64_t q = 0; q < ppb; ++q) {
-        const std::int64_t k = kb + 2 * q;
-        const RowCode& lo = k < kend ? tab[c[k]] : pad;
-        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : pad;
-        special |= static_cast<unsigned>(lo.special | hi.special);
-        put(sg.off + static_cast<std::size_t>(j * ppb + q), lo, hi);
-      }
+  for (std::int64_t j = j0; j < sg.nblocks; ++j) {
+    const std::int64_t kb = j * pl.nfma;
+    const std::int64_t kend = kb + std::min<std::int64_t>(pl.nfma, sg.L - kb);
+    for (std::int64_t q = 0; q < ppb; ++q) {
+      const std::int64_t k = kb + 2 * q;
+      const RowCode& lo = k < kend ? tab[c[k]] : pad;
+      const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : pad;
+      special |= static_cast<unsigned>(lo.special | hi.special);
+      put(sg.off + static_cast<std::size_t>(j * ppb + q), lo, hi);
     }
   }
   return special != 0;
+}
+
+// Every block of every segment of one row through code_pairs_of_blocks. Both row decoders
+// (the 16-bit pairs and the binary32 pairs) walk the row this way.
+template <class Put>
+bool for_each_code_pair(const Plan& pl, const std::uint8_t* codes, const RowCode& pad, Put put) {
+  bool special = false;
+  for (const Segment& sg : pl.segs)
+    special |= code_pairs_of_blocks(pl, sg, codes + sg.k0, 0, pad, put);
+  return special;
 }
 
 } // namespace
@@ -144,35 +152,23 @@ void put_pair(PairA* dst, std::size_t i, const RowCode& lo, const RowCode& hi) {
 } // namespace
 
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
-  if (pl.row16 == nullptr || pl.nfma % 2 != 0) {
-    return for_each_code_pair(
-        pl, codes, kPairPad,
-        [dst](std::size_t i, const RowCode& lo, const RowCode& hi) { put_pair(dst, i, lo, hi); });
-  }
+  const auto put = [dst](std::size_t i, const RowCode& lo, const RowCode& hi) {
+    put_pair(dst, i, lo, hi);
+  };
+  if (pl.row16 == nullptr || pl.nfma % 2 != 0)
+    return for_each_code_pair(pl, codes, kPairPad, put);
   // With nfma even the full blocks of a segment are one run of pairs without padding: they
   // go through the vector decoder, the segment's last short block (padded) through the table.
-  const RowCode* tab = pl.row_tab;
-  const std::int64_t ppb = pl.nfma / 2;
-  unsigned special = 0;
+  bool special = false;
   for (const Segment& sg : pl.segs) {
     const std::uint8_t* c = codes + sg.k0;
     const std::int64_t full = sg.L / pl.nfma;
-    if (full > 0 &&
-        decode_pair_run_avx512(pl, c, static_cast<std::size_t>(full * ppb), dst + sg.off))
-      special = 1;
-    for (std::int64_t j = full; j < sg.nblocks; ++j) {
-      const std::int64_t kb = j * pl.nfma;
-      const std::int64_t kend = std::min<std::int64_t>(kb + pl.nfma, sg.L);
-      for (std::int64_t q = 0; q < ppb; ++q) {
-        const std::int64_t k = kb + 2 * q;
-        const RowCode& lo = k < kend ? tab[c[k]] : kPairPad;
-        const RowCode& hi = k + 1 < kend ? tab[c[k + 1]] : kPairPad;
-        special |= static_cast<unsigned>(lo.special | hi.special);
-        put_pair(dst, sg.off + static_cast<std::size_t>(j * ppb + q), lo, hi);
-      }
-    }
+    if (full > 0)
+      special |= decode_pair_run_avx512(pl, c, static_cast<std::size_t>(full * (pl.nfma / 2)),
+                                        dst + sg.off);
+    special |= code_pairs_of_blocks(pl, sg, c, full, kPairPad, put);
   }
-  return special != 0;
+  return special;
 }
 
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {

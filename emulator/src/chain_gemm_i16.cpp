@@ -2,23 +2,6 @@
 // The AVX-512 BW kernel of chain_gemm without VNNI (i16_avx512; its text is
 // chain_gemm_i16_tile.inc), and the AVX-512 decoder of its rows (decode_pair_run_avx512).
 
-#include <algorithm>
-#include <climits>
-#include <cstdint>
-
-// GCC 12's _mm512_undefined_* (inside many AVX-512 intrinsics) trips -Wmaybe-uninitialized
-// (GCC bug 105593); the warning points into the header, so it is silenced for the header only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
-
-#include "chain_gemm_kernels.hpp"
-
 #define MMAEMU_I16_TARGET MMAEMU_AVX512_TARGET
 #define MMAEMU_I16_ENTRY i16_avx512
 #define MMAEMU_I16_VNNI 0
@@ -27,6 +10,35 @@
 namespace mmaemu::model::cg {
 
 static_assert(sizeof(PairA) == 12, "decode_pair_run_avx512 stores PairA as 3 packed dwords");
+
+namespace {
+
+// Where decode_pair_run_avx512 takes each output dword: dword g = 16 v + l of a step's three
+// vectors is field g % 3 (mag, exp, sgn) of pair g / 3. `me` indexes the pair (mag, exp) of
+// vpermt2d (exp from 16), `s` and the mask the sign's vpermd.
+struct PairInterleave {
+  alignas(64) std::int32_t me[3][16];
+  alignas(64) std::int32_t s[3][16];
+  std::uint16_t s_mask[3];
+};
+
+constexpr PairInterleave pair_interleave() {
+  PairInterleave t{};
+  for (int v = 0; v < 3; ++v) {
+    for (int l = 0; l < 16; ++l) {
+      const int g = 16 * v + l, q = g / 3, f = g % 3;
+      t.me[v][l] = f == 1 ? 16 + q : q;
+      t.s[v][l] = q;
+      if (f == 2)
+        t.s_mask[v] = static_cast<std::uint16_t>(t.s_mask[v] | (1u << l));
+    }
+  }
+  return t;
+}
+
+constexpr PairInterleave kPairInterleave = pair_interleave();
+
+} // namespace
 
 // 16 pairs (32 codes) per step: each code's 16-bit magnitude, exponent, special flag and
 // negative sign looked up by its low 7 bits in two 64-entry halves (vpermi2w, then a blend on
@@ -46,18 +58,6 @@ decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n,
                 sgn2 = _mm512_load_si512(t.sgn_neg + 64), sgn3 = _mm512_load_si512(t.sgn_neg + 96);
   const __m512i bit6 = _mm512_set1_epi16(0x40);
   const __m512i bit7 = _mm512_set1_epi16(static_cast<short>(0x80));
-  // Output dword g = 16 v + l of a step is field g % 3 (mag, exp, sgn) of pair g / 3.
-  alignas(64) std::int32_t me_idx[3][16], s_idx[3][16];
-  __mmask16 s_mask[3] = {0, 0, 0};
-  for (int v = 0; v < 3; ++v) {
-    for (int l = 0; l < 16; ++l) {
-      const int g = 16 * v + l, q = g / 3, f = g % 3;
-      me_idx[v][l] = f == 1 ? 16 + q : q;
-      s_idx[v][l] = q;
-      if (f == 2)
-        s_mask[v] = static_cast<__mmask16>(s_mask[v] | (1u << l));
-    }
-  }
   __m512i any_special = _mm512_setzero_si512();
   auto* out = reinterpret_cast<std::int32_t*>(dst);
   for (std::size_t i = 0; i < n; i += 16) {
@@ -79,9 +79,10 @@ decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n,
                                 _mm512_permutex2var_epi16(sgn2, w, sgn3)));
     const std::size_t dwords = 3 * pairs;
     for (int v = 0; v < 3; ++v) {
-      const __m512i me = _mm512_permutex2var_epi32(mag, _mm512_load_si512(me_idx[v]), exp);
-      const __m512i o =
-          _mm512_mask_permutexvar_epi32(me, s_mask[v], _mm512_load_si512(s_idx[v]), sgn);
+      const __m512i me =
+          _mm512_permutex2var_epi32(mag, _mm512_load_si512(kPairInterleave.me[v]), exp);
+      const __m512i o = _mm512_mask_permutexvar_epi32(me, kPairInterleave.s_mask[v],
+                                                      _mm512_load_si512(kPairInterleave.s[v]), sgn);
       const std::size_t first = 16 * static_cast<std::size_t>(v);
       if (dwords >= first + 16) {
         _mm512_storeu_si512(out + 3 * i + first, o);
