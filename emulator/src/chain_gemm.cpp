@@ -233,6 +233,10 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
       ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::avx512_i16_vnni;
   if (i16 && pair_codes16(trow.data(), t16))
     pl.row16 = &t16;
+  if (i16 && i16_carry32_fits(p, view.fmt)) {
+    pl.carry32 = true;
+    pl.b_exp_offset = -pl.frac;
+  }
 
   if (i16 || ch.kernel == ChainKernel::f32_avx2) {
     std::size_t off = 0;

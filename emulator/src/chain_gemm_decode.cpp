@@ -197,7 +197,7 @@ void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t*
           PairB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
           const int x = 2 * c + static_cast<int>(i % 2);
           e.mag[x] = o.mant;
-          e.exp[x] = o.ea;
+          e.exp[x] = static_cast<std::int16_t>(o.ea + pl.b_exp_offset);
           e.sgn[x] = o.neg ? -1 : 1;
         }
       }

@@ -93,6 +93,12 @@ bool cpu_can(ChainKernel k) {
 
 } // namespace
 
+bool i16_carry32_fits(const Preset& p, FormatPair fmt) {
+  const int s0 = p.frac - spec(fmt.a).frac_bits - spec(fmt.b).frac_bits;
+  return !p.late_c && p.rounding == BlockRounding::toward_zero && s0 >= 0 && p.frac_out <= 23 &&
+         bounds_of(p, fmt).sum < (static_cast<unsigned __int128>(1) << 24);
+}
+
 Choice choose(const Preset& p, FormatPair fmt) {
   const auto forced = static_cast<ChainKernel>(g_forced.load(std::memory_order_relaxed));
   if (p.late_c || forced == ChainKernel::exact)

@@ -116,6 +116,10 @@ struct Plan {
   int cshift;   // ... and its term is that >> (E - ec + cshift)
   int min_exp;
   bool rne;
+  // The AVX-512 kernel keeps c as binary32 bits (i16_carry32_fits); then b's exponents are
+  // decoded less frac, so that a block's largest exponent is its unit's.
+  bool carry32 = false;
+  int b_exp_offset = 0;
   const RowCode* row_tab;             // the rows' codes (row_codes)
   const PairCodes16* row16 = nullptr; // row_tab as 16-bit tables (AVX-512 row decoder), or null
   const Fp8Operand* panel_tab;        // the panels' operand table
@@ -195,6 +199,9 @@ struct Choice {
   bool forced; // a test forced the kernel (detail::force_chain_kernel)
 };
 Choice choose(const Preset& p, FormatPair fmt);
+// Whether the AVX-512 kernel may keep c as binary32 bits (chain_gemm_i16_tile.inc): blocks
+// rounded toward zero, products not pre-scaled beyond G (bias 0), every block sum below 2^24.
+bool i16_carry32_fits(const Preset& p, FormatPair fmt);
 // The slab size forced by a test (detail::force_chain_slab_bytes), 0 for the default.
 std::size_t forced_slab_bytes();
 
