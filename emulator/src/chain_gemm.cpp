@@ -237,6 +237,9 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
     pl.carry32 = true;
     pl.b_exp_offset = -pl.frac;
   }
+  PairCodes16 p16;
+  if (i16 && panel_codes16(pl.panel_tab, pl.b_exp_offset, p16))
+    pl.panel16 = &p16;
 
   if (i16 || ch.kernel == ChainKernel::f32_avx2) {
     std::size_t off = 0;

@@ -146,7 +146,7 @@ constexpr RowCode kPairPad = {
 void put_pair(PairA* dst, std::size_t i, const RowCode& lo, const RowCode& hi) {
   dst[i] = {lo.mag | static_cast<std::uint32_t>(hi.mag) << 16,
             lo.exp | static_cast<std::uint32_t>(hi.exp) << 16,
-            lo.sgn | static_cast<std::uint32_t>(hi.sgn) << 16};
+            pair_sign_offset(lo.sgn != 0, hi.sgn != 0)};
 }
 
 } // namespace
@@ -171,39 +171,102 @@ bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst) {
   return special;
 }
 
-void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {
-  const Fp8Operand* tab = pl.panel_tab;
-  const GemmOperands& op = *pl.op;
-  const std::int64_t ppb = (pl.nfma + 1) / 2;
-  for (std::size_t i = 0; i < pl.pair_stride; ++i) {
+bool panel_codes16(const Fp8Operand* tab, int exp_offset, PairCodes16& out) {
+  for (std::size_t c = 0; c < 128; ++c) {
+    const Fp8Operand pos = tab[c], neg = tab[c | 0x80];
+    if (pos.mant != neg.mant || pos.ea != neg.ea || pos.cls != neg.cls)
+      return false;
+    const bool finite = pos.cls == kFinite;
+    out.mag[c] = finite ? pos.mant : 0;
+    out.exp[c] = static_cast<std::uint16_t>(finite ? pos.ea + exp_offset : kZeroExp16);
+    out.special[c] = pos.cls > kFinite ? 0xFFFFu : 0u;
+    out.sgn_neg[c] = 0;
+  }
+  return true;
+}
+
+namespace {
+
+void clear_pairs(PairB* dst, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
     for (int x = 0; x < 2 * kLanes; ++x) {
       dst[i].mag[x] = 0;
       dst[i].exp[x] = kZeroExp16;
-      dst[i].sgn[x] = 1;
+      for (auto& pattern : dst[i].sgn)
+        pattern[x] = 1;
     }
   }
-  for (int c = 0; c < kLanes && n0 + c < op.N; ++c) {
-    const std::uint8_t* codes = op.b + (n0 + c) * op.ldb;
-    bool special = false;
+}
+
+// Blocks j0 .. of segment sg of column c of a panel from the column's codes (from k = 0), into
+// cleared pairs: a finite code's significand and exponent, every code's signs. Returns whether
+// a code is NaN or Inf.
+bool panel_column_blocks(const Plan& pl, const Segment& sg, std::int64_t j0, int c,
+                         const std::uint8_t* codes, PairB* dst) {
+  const Fp8Operand* tab = pl.panel_tab;
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  bool special = false;
+  for (std::int64_t j = j0; j < sg.nblocks; ++j) {
+    const std::int64_t kb = j * pl.nfma;
+    const std::int64_t kn = std::min<std::int64_t>(pl.nfma, sg.L - kb);
+    for (std::int64_t i = 0; i < kn; ++i) {
+      const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(kb + i)]];
+      special |= o.cls > kFinite;
+      PairB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
+      const int x = 2 * c + static_cast<int>(i % 2);
+      for (int s = 0; s < 4; ++s) {
+        const bool a_neg = ((s >> (i % 2)) & 1) != 0;
+        e.sgn[s][x] = static_cast<std::int16_t>((o.neg != 0) != a_neg ? -1 : 1);
+      }
+      if (o.cls != kFinite)
+        continue;
+      e.mag[x] = o.mant;
+      e.exp[x] = static_cast<std::int16_t>(o.ea + pl.b_exp_offset);
+    }
+  }
+  return special;
+}
+
+} // namespace
+
+void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special) {
+  const GemmOperands& op = *pl.op;
+  const int cols = static_cast<int>(std::min<std::size_t>(kLanes, op.N - n0));
+  const std::int64_t ppb = (pl.nfma + 1) / 2;
+  std::uint16_t special = 0;
+  if (pl.panel16 != nullptr && pl.nfma % 2 == 0 && cols == kLanes) {
+    // The full blocks of each segment through the vector decoder, its short last block (if
+    // any) through the table.
     for (const Segment& sg : pl.segs) {
-      for (std::int64_t j = 0; j < sg.nblocks; ++j) {
-        const std::int64_t kb = j * pl.nfma;
-        const std::int64_t kn = std::min<std::int64_t>(pl.nfma, sg.L - kb);
-        for (std::int64_t i = 0; i < kn; ++i) {
-          const Fp8Operand o = tab[codes[sg.k0 + static_cast<std::size_t>(kb + i)]];
-          special |= o.cls > kFinite;
-          if (o.cls != kFinite)
-            continue;
-          PairB& e = dst[sg.off + static_cast<std::size_t>(j * ppb + i / 2)];
-          const int x = 2 * c + static_cast<int>(i % 2);
-          e.mag[x] = o.mant;
-          e.exp[x] = static_cast<std::int16_t>(o.ea + pl.b_exp_offset);
-          e.sgn[x] = o.neg ? -1 : 1;
-        }
+      const std::int64_t full = sg.L / pl.nfma;
+      const std::uint8_t* starts[kLanes];
+      for (int c = 0; c < kLanes; ++c)
+        starts[c] = op.b + (n0 + static_cast<std::size_t>(c)) * op.ldb + sg.k0;
+      if (full > 0)
+        special |=
+            decode_panel_run_avx512(pl, starts, static_cast<std::size_t>(full * ppb), dst + sg.off);
+      if (full == sg.nblocks)
+        continue;
+      clear_pairs(dst + sg.off + static_cast<std::size_t>(full * ppb),
+                  static_cast<std::size_t>(ppb));
+      for (int c = 0; c < kLanes; ++c) {
+        if (panel_column_blocks(pl, sg, full, c, op.b + (n0 + static_cast<std::size_t>(c)) * op.ldb,
+                                dst))
+          special = static_cast<std::uint16_t>(special | 1u << c);
       }
     }
-    col_special[n0 + c] = special;
+  } else {
+    clear_pairs(dst, pl.pair_stride);
+    for (int c = 0; c < cols; ++c) {
+      for (const Segment& sg : pl.segs) {
+        if (panel_column_blocks(pl, sg, 0, c, op.b + (n0 + static_cast<std::size_t>(c)) * op.ldb,
+                                dst))
+          special = static_cast<std::uint16_t>(special | 1u << c);
+      }
+    }
   }
+  for (int c = 0; c < cols; ++c)
+    col_special[n0 + static_cast<std::size_t>(c)] = (special >> c) & 1u;
 }
 
 std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f) {

@@ -120,10 +120,11 @@ struct Plan {
   // decoded less frac, so that a block's largest exponent is its unit's.
   bool carry32 = false;
   int b_exp_offset = 0;
-  const RowCode* row_tab;             // the rows' codes (row_codes)
-  const PairCodes16* row16 = nullptr; // row_tab as 16-bit tables (AVX-512 row decoder), or null
-  const Fp8Operand* panel_tab;        // the panels' operand table
-  const PanelCodeF* panel_ftab;       // the same for the binary32 kernel (panel_codes_f32)
+  const RowCode* row_tab;               // the rows' codes (row_codes)
+  const PairCodes16* row16 = nullptr;   // row_tab as 16-bit tables (AVX-512 row decoder), or null
+  const PairCodes16* panel16 = nullptr; // panel_tab as the same (AVX-512 panel decoder), or null
+  const Fp8Operand* panel_tab;          // the panels' operand table
+  const PanelCodeF* panel_ftab;         // the same for the binary32 kernel (panel_codes_f32)
 };
 
 // b[n][k] for the 16 columns n of a panel, one lane each: |significand| in bits 0-7, the
@@ -140,13 +141,21 @@ template <class T> T pack_lane(int mag, int exp, bool neg) {
 struct PairA {       // a[m][2q], a[m][2q + 1] in the low and high halves
   std::uint32_t mag; // |significand| << G
   std::uint32_t exp; // alignment exponents, kZeroExp16 for a zero
-  std::uint32_t sgn; // 0x0000 or 0xFFFE: XOR with b's +1 / -1 gives the product's sign
+  std::uint32_t sgn; // the byte offset of the pair's signs in PairB::sgn (pair_sign_offset)
 };
+
+// The four sign patterns of a pair of a: bit 0 for a negative a[m][2q], bit 1 for a negative
+// a[m][2q + 1]; PairA::sgn is the pattern's byte offset in PairB::sgn.
+constexpr std::uint32_t pair_sign_offset(bool lo_neg, bool hi_neg) {
+  return (lo_neg ? 1u : 0u) * 64u + (hi_neg ? 2u : 0u) * 64u;
+}
 
 struct alignas(64) PairB {
   std::int16_t mag[2 * kLanes];
   std::int16_t exp[2 * kLanes];
-  std::int16_t sgn[2 * kLanes]; // +1 or -1 (0x0001 / 0xFFFF)
+  // The signs of the products, +1 or -1 (0x0001 / 0xFFFF), for each sign pattern of a's pair:
+  // the kernel loads them instead of combining a's signs with b's.
+  std::int16_t sgn[4][2 * kLanes];
 };
 
 // The binary32 kernel's operands, two consecutive k of a block per entry.
@@ -213,12 +222,21 @@ bool decode_lane_row(const Plan& pl, const std::uint8_t* codes, LaneA* dst);
 template <class T>
 void decode_lane_panel(const Plan& pl, std::size_t n0, LaneB<T>* dst, std::uint8_t* col_special);
 bool pair_codes16(const RowCode* tab, PairCodes16& out);
+// The panels' codes as PairCodes16 (sgn_neg unused): |significand| and alignment exponent
+// plus pl.b_exp_offset, as decode_pair_panel writes them; false where a format's codes are not
+// symmetric in the sign bit.
+bool panel_codes16(const Fp8Operand* tab, int exp_offset, PairCodes16& out);
 bool decode_pair_row(const Plan& pl, const std::uint8_t* codes, PairA* dst);
 // decode_pair_row's full blocks 32 codes at a time (chain_gemm_i16.cpp; an AVX-512 BW CPU,
 // pl.row16 set, nfma even): the pairs [first, first + n) of the layout from codes[k0 ...], no
 // padding. Returns whether some code is NaN or Inf.
 bool decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n, PairA* dst);
 void decode_pair_panel(const Plan& pl, std::size_t n0, PairB* dst, std::uint8_t* col_special);
+// decode_pair_panel's full blocks for 16 columns at once (chain_gemm_i16.cpp; an AVX-512 BW
+// CPU, pl.panel16 set, nfma even): the pairs [0, n) of the layout from cols[c][0 ...], no
+// padding. Returns which of the 16 columns hold a NaN or Inf code (bit c).
+std::uint16_t decode_panel_run_avx512(const Plan& pl, const std::uint8_t* const* cols,
+                                      std::size_t n, PairB* dst);
 std::array<PanelCodeF, 256> panel_codes_f32(const Fp8Operand* tab, Format f);
 bool decode_f32_row(const Plan& pl, const std::uint8_t* codes, PairFA* dst);
 void decode_f32_panel(const Plan& pl, std::size_t n0, PairFB* dst, std::uint8_t* col_special);

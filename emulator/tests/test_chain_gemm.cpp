@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <random>
@@ -467,6 +468,71 @@ TEST(ChainGemm, TheVectorRowDecoderWritesWhatTheTableDecoderWrites) {
           ASSERT_EQ(got[i].mag, want[i].mag) << name << " L=" << L << " pair " << i;
           ASSERT_EQ(got[i].exp, want[i].exp) << name << " L=" << L << " pair " << i;
           ASSERT_EQ(got[i].sgn, want[i].sgn) << name << " L=" << L << " pair " << i;
+        }
+      }
+    }
+  }
+}
+
+// The AVX-512 panel decoder (decode_panel_run_avx512) writes the same PairB entries and
+// special columns as the table decoder: every code in every column, runs of 1 to 40 pairs (the
+// masked last step), ada's and hopper's blocks, a short last block, two segments, the binary32
+// carry's exponent offset, a full panel and a partial one (which the table decoder takes).
+TEST(ChainGemm, TheVectorPanelDecoderWritesWhatTheTableDecoderWrites) {
+  namespace cg = mmaemu::model::cg;
+  if (!mmaemu::model::detail::force_chain_kernel(ChainKernel::avx512_i16))
+    GTEST_SKIP() << "this CPU has no AVX-512 BW";
+  mmaemu::model::detail::force_chain_kernel(ChainKernel::automatic);
+  std::mt19937 rng(2027);
+  for (const char* name : {"ada", "hopper"}) {
+    const Preset& p = mmaemu::get_preset_quiet(name);
+    for (Format f : {Format::e4m3, Format::e5m2}) {
+      const auto& tab = mmaemu::model::fp8_operand_table(f);
+      for (int offset : {0, -13}) {
+        cg::PairCodes16 t16;
+        ASSERT_TRUE(cg::panel_codes16(tab.data(), offset, t16)) << name;
+        for (std::int64_t L : {2, 16, 30, 32, 33, 64, 95, 160, 1280, 1281}) {
+          for (std::size_t N : {std::size_t{16}, std::size_t{21}}) {
+            const std::size_t ldb = static_cast<std::size_t>(2 * L + 7);
+            std::vector<std::uint8_t> b(N * ldb);
+            for (std::size_t i = 0; i < b.size(); ++i)
+              b[i] = static_cast<std::uint8_t>(i < 256 ? i : rng());
+            std::shuffle(b.begin(), b.end(), rng);
+            GemmOperands op{};
+            op.b = b.data();
+            op.ldb = ldb;
+            op.N = N;
+            op.K = ldb;
+            cg::Plan pl{};
+            pl.op = &op;
+            pl.nfma = p.nfma;
+            pl.panel_tab = tab.data();
+            pl.b_exp_offset = offset;
+            const std::int64_t nb = (L + p.nfma - 1) / p.nfma;
+            const std::int64_t ppb = p.nfma / 2;
+            pl.segs = {
+                {0, L, nb, 0},
+                {static_cast<std::size_t>(L + 3), L, nb, static_cast<std::size_t>(nb * ppb)}};
+            pl.pair_stride = static_cast<std::size_t>(2 * nb * ppb);
+            for (std::size_t n0 = 0; n0 < N; n0 += 16) {
+              std::vector<cg::PairB> want(pl.pair_stride), got(pl.pair_stride);
+              std::memset(want.data(), 0x5A, want.size() * sizeof(cg::PairB));
+              std::memset(got.data(), 0xA5, got.size() * sizeof(cg::PairB));
+              std::vector<std::uint8_t> want_special(N, 7), got_special(N, 9);
+              pl.panel16 = nullptr;
+              cg::decode_pair_panel(pl, n0, want.data(), want_special.data());
+              pl.panel16 = &t16;
+              cg::decode_pair_panel(pl, n0, got.data(), got_special.data());
+              const std::string where = std::string(name) + " " + mmaemu::format_name(f) +
+                                        " offset " + std::to_string(offset) +
+                                        " L=" + std::to_string(L) + " N=" + std::to_string(N) +
+                                        " n0=" + std::to_string(n0);
+              for (std::size_t n = n0; n < std::min(N, n0 + 16); ++n)
+                ASSERT_EQ(got_special[n], want_special[n]) << where << " column " << n;
+              ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(cg::PairB)), 0)
+                  << where;
+            }
+          }
         }
       }
     }
