@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <xmmintrin.h>
+#include <emmintrin.h>
 
 #include "chain_gemm_kernels.hpp"
 #include "mmaemu/emulator/f32_arith.hpp"
@@ -75,8 +75,15 @@ TileState tile_state(const Plan& pl) {
 void promote_row(const Plan& pl, bool hardware, std::uint32_t* acc, const std::uint32_t* chunk,
                  int cols) {
   if (hardware) {
-    for (int l = 0; l < kLanes; ++l)
-      acc[l] = sse_add(acc[l], chunk[l]);
+    // sse_add four lanes at a time: a NaN sum becomes the canonical NaN.
+    const __m128 nan = _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(kF32CanonicalNaN)));
+    for (int l = 0; l < kLanes; l += 4) {
+      const __m128 sum = _mm_add_ps(_mm_loadu_ps(reinterpret_cast<const float*>(acc + l)),
+                                    _mm_loadu_ps(reinterpret_cast<const float*>(chunk + l)));
+      const __m128 is_nan = _mm_cmpunord_ps(sum, sum);
+      _mm_storeu_ps(reinterpret_cast<float*>(acc + l),
+                    _mm_or_ps(_mm_and_ps(is_nan, nan), _mm_andnot_ps(is_nan, sum)));
+    }
   } else {
     for (int l = 0; l < cols; ++l)
       acc[l] = pl.promote(acc[l], chunk[l]);
@@ -257,58 +264,40 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
       std::clamp<std::size_t>(std::min(kGroupBytes, slab_bytes) / panel_bytes, 1, npanels);
   const std::size_t slab_rows =
       std::min(op.M, std::max(kChunkRows, slab_bytes / row_bytes / kChunkRows * kChunkRows));
-  const std::size_t slab_panels =
-      std::min(npanels, std::max(group, slab_bytes / panel_bytes / group * group));
   auto adec = std::make_unique_for_overwrite<A[]>(slab_rows * stride);
-  auto bdec = std::make_unique_for_overwrite<B[]>(slab_panels * stride);
   std::vector<std::uint8_t> row_special(op.M);
+  const std::size_t ngroups = (npanels + group - 1) / group;
 
   for (std::size_t m_lo = 0; m_lo < op.M; m_lo += slab_rows) {
     const std::size_t m_hi = std::min(op.M, m_lo + slab_rows);
-    for (std::size_t p_lo = 0; p_lo < npanels; p_lo += slab_panels) {
-      const std::size_t p_hi = std::min(npanels, p_lo + slab_panels);
-      const std::size_t rows = p_lo == 0 ? m_hi - m_lo : 0; // a: once per slab of rows
-      const std::size_t decode_items = rows + (p_hi - p_lo);
-      std::atomic<std::size_t> next_decode{0};
-      run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, decode_items)), [&] {
-        for (std::size_t i;
-             (i = next_decode.fetch_add(1, std::memory_order_relaxed)) < decode_items;) {
-          if (i < rows) {
-            const std::size_t m = m_lo + i;
-            row_special[m] = k.decode_row(pl, op.a + m * op.lda, adec.get() + i * stride);
-          } else {
-            const std::size_t pn = p_lo + (i - rows);
-            k.decode_panel(pl, pn * kLanes, bdec.get() + (pn - p_lo) * stride, col_special.data());
+    std::atomic<std::size_t> next_row{0};
+    run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, m_hi - m_lo)), [&] {
+      for (std::size_t m; (m = m_lo + next_row.fetch_add(1, std::memory_order_relaxed)) < m_hi;)
+        row_special[m] = k.decode_row(pl, op.a + m * op.lda, adec.get() + (m - m_lo) * stride);
+    });
+    std::atomic<std::size_t> next{0};
+    run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, ngroups)), [&] {
+      auto bdec = std::make_unique_for_overwrite<B[]>(group * stride);
+      TileState st = tile_state(pl);
+      Tile<A, B> t;
+      t.plan = &pl;
+      for (std::size_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < ngroups;) {
+        const std::size_t g_lo = g * group;
+        const std::size_t g_hi = std::min(npanels, g_lo + group);
+        for (std::size_t pn = g_lo; pn < g_hi; ++pn)
+          k.decode_panel(pl, pn * kLanes, bdec.get() + (pn - g_lo) * stride, col_special.data());
+        for (std::size_t m0 = m_lo; m0 < m_hi; m0 += static_cast<std::size_t>(t.rows)) {
+          t.rows = tile_rows_at(tile_rows, m0, m_hi);
+          for (int r = 0; r < t.rows; ++r)
+            t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
+          for (std::size_t pn = g_lo; pn < g_hi; ++pn) {
+            t.panel = bdec.get() + (pn - g_lo) * stride;
+            tile_outputs(pl, t, st, m0, pn * kLanes, row_special.data() + m0, col_special.data(),
+                         k.kernel, out);
           }
         }
-      });
-
-      const std::size_t ngroups = (p_hi - p_lo + group - 1) / group;
-      const std::size_t nchunks = (m_hi - m_lo + kChunkRows - 1) / kChunkRows;
-      const std::size_t items = ngroups * nchunks;
-      std::atomic<std::size_t> next{0};
-      run_parallel(static_cast<unsigned>(std::min<std::size_t>(threads, items)), [&] {
-        TileState st = tile_state(pl);
-        Tile<A, B> t;
-        t.plan = &pl;
-        for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
-          const std::size_t c_lo = m_lo + (i % nchunks) * kChunkRows;
-          const std::size_t c_hi = std::min(m_hi, c_lo + kChunkRows);
-          const std::size_t g_lo = p_lo + (i / nchunks) * group;
-          const std::size_t g_hi = std::min(p_hi, g_lo + group);
-          for (std::size_t m0 = c_lo; m0 < c_hi; m0 += static_cast<std::size_t>(t.rows)) {
-            t.rows = tile_rows_at(tile_rows, m0, c_hi);
-            for (int r = 0; r < t.rows; ++r)
-              t.row[r] = adec.get() + (m0 + static_cast<std::size_t>(r) - m_lo) * stride;
-            for (std::size_t pn = g_lo; pn < g_hi; ++pn) {
-              t.panel = bdec.get() + (pn - p_lo) * stride;
-              tile_outputs(pl, t, st, m0, pn * kLanes, row_special.data() + m0, col_special.data(),
-                           k.kernel, out);
-            }
-          }
-        }
-      });
-    }
+      }
+    });
   }
 }
 
