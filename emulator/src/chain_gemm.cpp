@@ -122,9 +122,12 @@ void check_plan(const GemmOperands& op, const ChainPlan& plan) {
 
 // Below this many rows of a (and more columns of b than rows of a), the kernels run on the
 // transposed problem: out^T = b a^T. The block FMA is symmetric in its two operands (products,
-// exponent sums, truncation), so the chains are the same; the few rows of a become the panels,
-// decoded once, and b's rows are streamed through them.
-constexpr std::size_t kTransposeBelowRows = 256;
+// exponent sums, truncation), so the chains are the same; the single row of a becomes a
+// panel, decoded once, and b's rows are streamed through it. With two rows or more the
+// untransposed call is faster (each thread decodes a group of b's panels into its L2 and runs
+// every row tile against it): M 2 to 48 at 1.1x to 2.3x SGEMM against 2x to 5.3x transposed
+// (mmaemu bench gemm --M m --fast|--slow --profile hopper|ada, AVX-512 host, 2026-12-06).
+constexpr std::size_t kTransposeBelowRows = 2;
 
 } // namespace
 
