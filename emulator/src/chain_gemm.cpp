@@ -239,6 +239,8 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   if (i16 && i16_carry32_fits(p, view.fmt)) {
     pl.carry32 = true;
     pl.b_exp_offset = -pl.frac;
+    pl.min_exp_binds = pl.min_exp > std::min(kCarryLo, lowest_nonzero_exp(view.fmt.a) +
+                                                           lowest_nonzero_exp(view.fmt.b));
   }
   PairCodes16 p16;
   if (i16 && panel_codes16(pl.panel_tab, pl.b_exp_offset, p16))

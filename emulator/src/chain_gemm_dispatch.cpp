@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 
 #include "chain_gemm_kernels.hpp"
 #include "dot_f32.hpp"
@@ -92,6 +93,15 @@ bool cpu_can(ChainKernel k) {
 }
 
 } // namespace
+
+int lowest_nonzero_exp(Format f) {
+  int e = INT_MAX;
+  for (const Fp8Operand& o : fp8_operand_table(f)) {
+    if (o.cls == static_cast<std::uint8_t>(ValueClass::finite) && o.mant != 0)
+      e = std::min<int>(e, o.ea);
+  }
+  return e;
+}
 
 bool i16_carry32_fits(const Preset& p, FormatPair fmt) {
   const int s0 = p.frac - spec(fmt.a).frac_bits - spec(fmt.b).frac_bits;

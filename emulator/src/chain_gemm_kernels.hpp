@@ -49,6 +49,10 @@ constexpr int kNoTermExpF = -64;
 constexpr unsigned kMxcsrTowardZero = 0x7F80u;
 constexpr int kLowestFastExp = -100; // block results outside [2^-100, 2^128) go exact
 constexpr int kHighestFastExp = 127;
+// The binary32 carry's window (chain_gemm_i16_tile.inc): a lane whose block unit exponent
+// E - frac leaves [kCarryLo, kCarryHi] while its block has a term goes exact.
+constexpr int kCarryLo = -62;
+constexpr int kCarryHi = 64;
 
 constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
 
@@ -120,6 +124,10 @@ struct Plan {
   // decoded less frac, so that a block's largest exponent is its unit's.
   bool carry32 = false;
   int b_exp_offset = 0;
+  // Whether min_exp can exceed a block's largest exponent when the block has a nonzero term:
+  // false when it lies at or below every nonzero product's exponent and below the carry's
+  // window (then the binary32 carry skips it).
+  bool min_exp_binds = true;
   const RowCode* row_tab;               // the rows' codes (row_codes)
   const PairCodes16* row16 = nullptr;   // row_tab as 16-bit tables (AVX-512 row decoder), or null
   const PairCodes16* panel16 = nullptr; // panel_tab as the same (AVX-512 panel decoder), or null
@@ -208,6 +216,8 @@ struct Choice {
   bool forced; // a test forced the kernel (detail::force_chain_kernel)
 };
 Choice choose(const Preset& p, FormatPair fmt);
+// The smallest alignment exponent of a nonzero finite code of format f.
+int lowest_nonzero_exp(Format f);
 // Whether the AVX-512 kernel may keep c as binary32 bits (chain_gemm_i16_tile.inc): blocks
 // rounded toward zero, products not pre-scaled beyond G (bias 0), every block sum below 2^24.
 bool i16_carry32_fits(const Preset& p, FormatPair fmt);
