@@ -236,11 +236,14 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
       ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::avx512_i16_vnni;
   if (i16 && pair_codes16(trow.data(), t16))
     pl.row16 = &t16;
-  if (i16 && i16_carry32_fits(p, view.fmt)) {
+  std::int64_t max_len = 0;
+  for (const Segment& sg : pl.segs)
+    max_len = std::max(max_len, sg.L);
+  if (i16 && i16_carry32_fits(p, view.fmt, max_len)) {
     pl.carry32 = true;
     pl.b_exp_offset = -pl.frac;
-    pl.min_exp_binds = pl.min_exp > std::min(kCarryLo, lowest_nonzero_exp(view.fmt.a) +
-                                                           lowest_nonzero_exp(view.fmt.b));
+    const int pmin = lowest_nonzero_exp(view.fmt.a) + lowest_nonzero_exp(view.fmt.b);
+    pl.min_exp_binds = pl.min_exp > pmin - pl.frac;
   }
   PairCodes16 p16;
   if (i16 && panel_codes16(pl.panel_tab, pl.b_exp_offset, p16))

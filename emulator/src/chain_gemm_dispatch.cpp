@@ -103,10 +103,25 @@ int lowest_nonzero_exp(Format f) {
   return e;
 }
 
-bool i16_carry32_fits(const Preset& p, FormatPair fmt) {
+int highest_exp(Format f) {
+  int e = INT_MIN;
+  for (const Fp8Operand& o : fp8_operand_table(f)) {
+    if (o.cls == static_cast<std::uint8_t>(ValueClass::finite))
+      e = std::max<int>(e, o.ea);
+  }
+  return e;
+}
+
+bool i16_carry32_fits(const Preset& p, FormatPair fmt, std::int64_t max_len) {
   const int s0 = p.frac - spec(fmt.a).frac_bits - spec(fmt.b).frac_bits;
+  int log2_len = 0;
+  while ((std::int64_t{1} << log2_len) < max_len)
+    ++log2_len;
+  const int pmin = lowest_nonzero_exp(fmt.a) + lowest_nonzero_exp(fmt.b);
+  const int pmax = highest_exp(fmt.a) + highest_exp(fmt.b);
   return !p.late_c && p.rounding == BlockRounding::toward_zero && s0 >= 0 && p.frac_out <= 23 &&
-         bounds_of(p, fmt).sum < (static_cast<unsigned __int128>(1) << 24);
+         bounds_of(p, fmt).sum < (static_cast<unsigned __int128>(1) << 24) && pmin > -127 &&
+         pmin - 2 * p.frac >= kCarryLo && pmax + 2 + log2_len - p.frac <= kCarryHi;
 }
 
 Choice choose(const Preset& p, FormatPair fmt) {

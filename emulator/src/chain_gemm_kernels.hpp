@@ -49,10 +49,13 @@ constexpr int kNoTermExpF = -64;
 constexpr unsigned kMxcsrTowardZero = 0x7F80u;
 constexpr int kLowestFastExp = -100; // block results outside [2^-100, 2^128) go exact
 constexpr int kHighestFastExp = 127;
-// The binary32 carry's window (chain_gemm_i16_tile.inc): a lane whose block unit exponent
-// E - frac leaves [kCarryLo, kCarryHi] while its block has a term goes exact.
+// The binary32 carry's window (i16_carry32_fits): inside it c (exponent >= kCarryLo) scaled
+// by 2^-(E - frac) keeps a normal exponent field (>= kCarryLo + 127 - kCarryHi >= 1), and a
+// block result (exponent in [kCarryLo, kCarryHi + 23]) lies in the fast range.
 constexpr int kCarryLo = -62;
 constexpr int kCarryHi = 64;
+static_assert(kCarryHi - kCarryLo <= 126 && kCarryLo >= kLowestFastExp &&
+              kCarryHi + 23 <= kHighestFastExp);
 
 constexpr auto kFinite = static_cast<std::uint8_t>(ValueClass::finite);
 
@@ -125,8 +128,8 @@ struct Plan {
   bool carry32 = false;
   int b_exp_offset = 0;
   // Whether min_exp can exceed a block's largest exponent when the block has a nonzero term:
-  // false when it lies at or below every nonzero product's exponent and below the carry's
-  // window (then the binary32 carry skips it).
+  // false when it lies at or below Pmin - frac, the least exponent of a nonzero product or c
+  // (i16_carry32_fits); then the binary32 carry skips it.
   bool min_exp_binds = true;
   const RowCode* row_tab;               // the rows' codes (row_codes)
   const PairCodes16* row16 = nullptr;   // row_tab as 16-bit tables (AVX-512 row decoder), or null
@@ -218,9 +221,18 @@ struct Choice {
 Choice choose(const Preset& p, FormatPair fmt);
 // The smallest alignment exponent of a nonzero finite code of format f.
 int lowest_nonzero_exp(Format f);
-// Whether the AVX-512 kernel may keep c as binary32 bits (chain_gemm_i16_tile.inc): blocks
-// rounded toward zero, products not pre-scaled beyond G (bias 0), every block sum below 2^24.
-bool i16_carry32_fits(const Preset& p, FormatPair fmt);
+// The largest alignment exponent of a finite code of format f.
+int highest_exp(Format f);
+// Whether the AVX-512 kernel may keep c as binary32 bits (chain_gemm_i16_tile.inc) in a call
+// whose chains are at most max_len long: blocks rounded toward zero, products not pre-scaled
+// beyond G (bias 0), every block sum below 2^24 (so that it converts exactly), and every
+// chain inside the carry's window [kCarryLo, kCarryHi] with each nonzero product above -127
+// (a zero c's exponent field less 127), so that the kernel checks neither. With P the
+// exponents of the nonzero products (a product lies below 2^(P + 2)): c lies below
+// max_len * 2^(Pmax + 2), so a block's exponent E lies below Pmax + 2 + log2(max_len); a
+// nonzero c is at least one unit of the block that made it, so E >= Pmin - frac; the unit
+// exponent E - frac thus lies in [Pmin - 2 frac, Pmax + 2 + log2(max_len) - frac].
+bool i16_carry32_fits(const Preset& p, FormatPair fmt, std::int64_t max_len);
 // The slab size forced by a test (detail::force_chain_slab_bytes), 0 for the default.
 std::size_t forced_slab_bytes();
 

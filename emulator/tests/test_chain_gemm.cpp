@@ -474,6 +474,24 @@ TEST(ChainGemm, TheVectorRowDecoderWritesWhatTheTableDecoderWrites) {
   }
 }
 
+// The binary32 carry of the AVX-512 kernel takes ada and hopper, every format pair, up to
+// chains far longer than any K (it checks no lane, so its bounds must hold), and a preset
+// rounding toward zero with another frac_out (odd_rz); it leaves rounding to nearest (i16_rne),
+// a negative s0 (narrow_rz), and a chain long enough to leave its window.
+TEST(ChainGemm, TheBinary32CarryTakesWhatItCanRepresent) {
+  namespace cg = mmaemu::model::cg;
+  for (const char* name : {"ada", "hopper"}) {
+    for (const FormatPair& fmt : kPairs) {
+      EXPECT_TRUE(cg::i16_carry32_fits(shipped(name), fmt, std::int64_t{1} << 40)) << name;
+      EXPECT_FALSE(cg::i16_carry32_fits(shipped(name), fmt, std::int64_t{1} << 62)) << name;
+    }
+  }
+  const std::vector<Preset>& custom = custom_presets();
+  EXPECT_TRUE(cg::i16_carry32_fits(custom[5], kPairs[0], 8192));  // odd_rz
+  EXPECT_FALSE(cg::i16_carry32_fits(custom[2], kPairs[0], 8192)); // i16_rne
+  EXPECT_FALSE(cg::i16_carry32_fits(custom[6], kPairs[0], 8192)); // narrow_rz
+}
+
 // The AVX-512 panel decoder (decode_panel_run_avx512) writes the same PairB entries and
 // special columns as the table decoder: every code in every column, runs of 1 to 40 pairs (the
 // masked last step), ada's and hopper's blocks, a short last block, two segments, the binary32
