@@ -8,12 +8,15 @@
 // * The lanes of a vector are 16 output columns n of one row m: a[m][k] is a broadcast
 //   scalar, and the block's max exponent, the truncating shifts, the exact sum and the
 //   rounding of a block result to frac_out bits are all lane-parallel. Between blocks each
-//   lane keeps its accumulator c decomposed (significand, exponent, sign), never as binary32.
-// * A tile of up to 8 rows keeps its state in registers for the whole chain over K; tiles
-//   walk a group of b panels that stays in L2 while a chunk of rows of a is reused.
+//   lane keeps its accumulator c decomposed (significand, exponent, sign), or, in the AVX-512
+//   kernel where its bounds allow (ada, hopper), as binary32 bits that the CPU's conversions
+//   scale and truncate exactly.
+// * A tile of up to 8 rows keeps its state in registers for the whole chain over K; each
+//   thread decodes a group of b panels into its L2 and runs every row tile against it.
 // * The ada/hopper terms fit in 16 bits (product significands <= 225, pre-shifted by
 //   G = frac - 6), so on AVX-512 BW one vector holds 16 columns x 2 consecutive k, and
-//   vpmaddwd applies the signs and adds the pair into 32-bit sums in one instruction.
+//   vpdpwssd (or vpmaddwd) applies the signs and adds the pair into 32-bit sums in one
+//   instruction; the panels hold b's signs for each sign pattern of a's pair.
 // Why it stays exact: the arithmetic is the integer arithmetic of block_fma.cpp, reordered
 // only where integer addition is associative. Whatever a fast kernel cannot represent
 // (late_c, subnormal or overflowing block results, non-finite codes) is recomputed for that

@@ -189,18 +189,20 @@ void tile_outputs(const Plan& pl, Tile<A, B>& t, TileState& st, std::size_t row0
 // Decodes the operands and runs every tile; every output is computed by one tile whatever the
 // thread count, so the bits do not depend on it. The decoded operands take several bytes per
 // code, so the work is arranged to keep them small and in cache:
-// * Streaming (the panels of the whole call fit in kGroupBytes, e.g. a few rows of a against
-//   many of b, once transposed): the panels are decoded once; each thread then takes
+// * Streaming (the panels of the whole call fit in kGroupBytes, e.g. a single row of a
+//   against many of b, once transposed): the panels are decoded once; each thread then takes
 //   kStreamRows rows at a time, decodes them into its own buffer (in L1/L2) and runs them
 //   against every panel. Nothing of the size of the operands is allocated.
-// * Slabs (otherwise): slabs of rows and of panels of at most kSlabBytes decoded each (b is
-//   decoded again for every slab of rows; a slab holds thousands of rows, so that costs
-//   little). Within a slab the work items are row chunks x panel groups taken from a shared
-//   counter, consecutive items sharing a panel group: the group (about kGroupBytes) stays in
-//   L2 across the row tiles of several chunks, and so does a tile of rows across the group.
+// * Slabs (otherwise): the rows are decoded in slabs of at most kSlabBytes (a multiple of
+//   kSlabRowStep rows). Per slab the work items are groups of panels (about kGroupBytes, at
+//   least one panel) taken from a shared counter: a thread decodes its group into its own
+//   buffer, which stays in its L2, and runs every row tile of the slab against it. b is thus
+//   decoded once per slab of rows (a slab holds a thousand rows or more), never written out
+//   whole; decoding every panel of a slab up front instead wrote tens of MB per call (page
+//   faulted in, sent to memory, read back), and ran M 256 at 3.7x SGEMM instead of 2.3x.
 constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
 constexpr std::size_t kGroupBytes = std::size_t{512} << 10;
-constexpr std::size_t kChunkRows = 64;
+constexpr std::size_t kSlabRowStep = 64;
 constexpr std::size_t kStreamRows = 16;
 
 // The rows of a tile starting at m0 below m_hi: tile_rows, halved until they fit.
@@ -263,7 +265,7 @@ void run_tiled(const Plan& pl, std::size_t stride, int tile_rows, unsigned threa
   const std::size_t group =
       std::clamp<std::size_t>(std::min(kGroupBytes, slab_bytes) / panel_bytes, 1, npanels);
   const std::size_t slab_rows =
-      std::min(op.M, std::max(kChunkRows, slab_bytes / row_bytes / kChunkRows * kChunkRows));
+      std::min(op.M, std::max(kSlabRowStep, slab_bytes / row_bytes / kSlabRowStep * kSlabRowStep));
   auto adec = std::make_unique_for_overwrite<A[]>(slab_rows * stride);
   std::vector<std::uint8_t> row_special(op.M);
   const std::size_t ngroups = (npanels + group - 1) / group;
