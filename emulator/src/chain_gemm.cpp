@@ -123,14 +123,19 @@ void check_plan(const GemmOperands& op, const ChainPlan& plan) {
   }
 }
 
-// Below this many rows of a (and more columns of b than rows of a), the kernels run on the
-// transposed problem: out^T = b a^T. The block FMA is symmetric in its two operands (products,
-// exponent sums, truncation), so the chains are the same; the single row of a becomes a
-// panel, decoded once, and b's rows are streamed through it. With two rows or more the
-// untransposed call is faster (each thread decodes a group of b's panels into its L2 and runs
-// every row tile against it): M 2 to 48 at 1.1x to 2.3x SGEMM against 2x to 5.3x transposed
-// (mmaemu bench gemm --M m --fast|--slow --profile hopper|ada, AVX-512 host, 2026-12-06).
-constexpr std::size_t kTransposeBelowRows = 2;
+// When the kernels run on the transposed problem, out^T = b a^T. The block FMA is symmetric in
+// its two operands (products, exponent sums, truncation), so the chains are the same.
+// * The AVX-512 kernel transposes a call with fewer than 16 columns of b and more rows of a,
+//   so that its panels' 16 lanes are filled; otherwise any number of rows runs as it is (each
+//   thread decodes a group of b's panels into its L2 and runs every row tile against it): M 1
+//   to 48 at 1.1x to 2.3x SGEMM against 2x to 5.3x transposed, and M 1 at 1.7x to 2.0x
+//   against 2.4x to 4.5x through model::dot (mmaemu bench gemm --M m --fast|--slow --profile
+//   hopper|ada, this AVX-512 host, 2026-12-06).
+// * The other kernels transpose below kTransposeBelowRows rows of a (and more columns of b than
+//   rows of a): the few rows of a become the panels, decoded once, and b's rows are streamed
+//   through them; a single row or column goes through model::dot's binary32 chain where it
+//   applies (both measured on an AVX2 host, docs/performance.md, "Issue 23").
+constexpr std::size_t kTransposeBelowRows = 256;
 
 } // namespace
 
@@ -211,18 +216,22 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   pl.rne = p.rounding == BlockRounding::nearest_even;
 
   const Choice ch = choose(p, op.fmt);
-  // A single row or column of outputs (a decoding step): a kernel's 16 lanes would hold one
-  // column, while model::dot's binary32 chain runs at full width along K. Under automatic
-  // dispatch only, so that a forced kernel is what its tests run.
+  const bool i16 =
+      ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::avx512_i16_vnni;
+  // A single row or column of outputs (a decoding step) for the kernels other than the
+  // AVX-512 one: their 16 lanes would hold one column, while model::dot's binary32 chain runs
+  // at full width along K. Under automatic dispatch only, so that a forced kernel is what its
+  // tests run.
   const bool one_line =
-      std::min(op.M, op.N) == 1 && !ch.forced && detail::chain_f32_applies(p, op.fmt);
+      !i16 && std::min(op.M, op.N) == 1 && !ch.forced && detail::chain_f32_applies(p, op.fmt);
   if (ch.kernel == ChainKernel::exact || one_line) {
     simple_parallel(op, plan, p, outs, ldo, threads);
     return;
   }
 
   // The kernels' view: a's rows against panels of b's columns, or transposed.
-  pl.transposed = op.M < kTransposeBelowRows && op.N > op.M;
+  pl.transposed = i16 ? op.N < static_cast<std::size_t>(kLanes) && op.M > op.N
+                      : op.M < kTransposeBelowRows && op.N > op.M;
   GemmOperands view = op;
   if (pl.transposed) {
     view = {op.b, op.ldb, op.a, op.lda, op.N, op.M, op.K, {op.fmt.b, op.fmt.a}};
@@ -235,8 +244,6 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
       row_codes(fp8_operand_table(view.fmt.a).data(), view.fmt.a, ch.wide ? 0 : pl.G, pl.G);
   pl.row_tab = trow.data();
   PairCodes16 t16;
-  const bool i16 =
-      ch.kernel == ChainKernel::avx512_i16 || ch.kernel == ChainKernel::avx512_i16_vnni;
   if (i16 && pair_codes16(trow.data(), t16))
     pl.row16 = &t16;
   std::int64_t max_len = 0;
