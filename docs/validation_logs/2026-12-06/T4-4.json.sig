@@ -1,0 +1,1 @@
+HdH+fSPiDKZDW3zBdP6eG9/8yfw2m/2NhgzAn0EAghTKpN6MibUBm+0dnq+C1U/xD5EKizPi1OkJjNtZ8eJ+Cw==
