@@ -191,6 +191,9 @@ template <class A, class B> struct Tile {
   int rows;
   std::uint32_t out[kMaxRows][kLanes]; // binary32 bits
   std::uint16_t bad[kMaxRows];         // lanes that must be recomputed exactly
+  // Where the AVX-512 kernel with the binary32 carry adds its results instead of writing out
+  // (the promotion by the CPU's adds, a NaN sum made canonical), or null.
+  std::uint32_t (*promote_into)[kLanes] = nullptr;
 };
 
 using Tile32 = Tile<LaneA, LaneB<std::int32_t>>;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <emmintrin.h>
@@ -114,6 +115,16 @@ void reduce_tile_hw(std::uint32_t* parts, std::size_t S, int rows, bool pairwise
   }
 }
 
+// Whether the kernel promotes each chunk result into the part's accumulator itself (the
+// AVX-512 kernel with the binary32 carry, which marks no lane bad, and the CPU's adds).
+template <class A, class B>
+bool fused_promotion(const Plan& pl, const Tile<A, B>&, const TileState& st) {
+  if constexpr (std::is_same_v<A, PairA>)
+    return pl.carry32 && pl.promote != nullptr && st.hw_promote;
+  else
+    return false;
+}
+
 // Every part of the outputs of one tile (rows row0 .. row0 + t.rows - 1 of the kernels' view
 // against the panel of columns col0 .. col0 + 15): chunk after chunk through the kernel, a
 // chunk that the kernel cannot represent (t.bad) or whose row or column holds a non-finite
@@ -148,6 +159,31 @@ void tile_outputs(const Plan& pl, Tile<A, B>& t, TileState& st, std::size_t row0
             : local;
     for (int r = 0; r < t.rows; ++r)
       std::fill_n(acc[r], kLanes, 0u);
+    if (fused_promotion(pl, t, st)) {
+      // The kernel promotes every chunk into acc itself (it marks no lane bad); the lanes of a
+      // non-finite code are then recomputed chunk by chunk.
+      t.promote_into = acc;
+      for (std::size_t g = pl.parts[s].first; g < pl.parts[s].second; ++g) {
+        t.seg = &pl.segs[g];
+        kernel(t);
+      }
+      t.promote_into = nullptr;
+      for (int r = 0; r < t.rows; ++r) {
+        for (int l = 0; special[r] && l < cols; ++l) {
+          if (!((special[r] >> l) & 1u))
+            continue;
+          acc[r][l] = 0u;
+          for (std::size_t g = pl.parts[s].first; g < pl.parts[s].second; ++g) {
+            acc[r][l] =
+                sse_add(acc[r][l], exact_chunk(pl, pl.segs[g], row0 + static_cast<std::size_t>(r),
+                                               col0 + static_cast<std::size_t>(l)));
+          }
+        }
+      }
+      if (!pl.reduce)
+        write(out.part[s], acc);
+      continue;
+    }
     for (std::size_t g = pl.parts[s].first; g < pl.parts[s].second; ++g) {
       t.seg = &pl.segs[g];
       kernel(t);
