@@ -1,0 +1,1 @@
+QJkL0BtsSXhBJBG76tOyuJpnbIyivNBJ+nLpLjdA9MuopMh1U54QyTAPC1Cikh3krTNnnavPcbkQ5xm10MZIBQ==
