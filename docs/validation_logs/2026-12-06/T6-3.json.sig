@@ -1,0 +1,1 @@
+WVTX7vs1SKf/uig45E4DdtLmAKg+yWKwtl44RILOMTndwrZGcIkAVCbXoTJeKIIEciWWTmrTZdhReqbXar0kAw==
