@@ -41,6 +41,26 @@ constexpr PairInterleave pair_interleave() {
 
 constexpr PairInterleave kPairInterleave = pair_interleave();
 
+// A table of 128 16-bit entries (a field of PairCodes16) in four vectors: 32 codes (16-bit
+// words, bit 7 ignored) are looked up by two vpermi2w, one per 64-entry half, and a blend on
+// bit 6.
+struct Table128 {
+  __m512i q0, q1, q2, q3;
+
+  __attribute__((target(MMAEMU_AVX512_TARGET), always_inline)) static Table128
+  load(const std::uint16_t* t) {
+    return {_mm512_load_si512(t), _mm512_load_si512(t + 32), _mm512_load_si512(t + 64),
+            _mm512_load_si512(t + 96)};
+  }
+
+  // high: the words whose code has bit 6 set.
+  __attribute__((target(MMAEMU_AVX512_TARGET), always_inline)) __m512i
+  operator()(__m512i w, __mmask32 high) const {
+    return _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(q0, w, q1),
+                                   _mm512_permutex2var_epi16(q2, w, q3));
+  }
+};
+
 } // namespace
 
 // 16 pairs (32 codes) per step: each code's 16-bit magnitude, exponent, special flag and
@@ -51,14 +71,8 @@ constexpr PairInterleave kPairInterleave = pair_interleave();
 __attribute__((target(MMAEMU_AVX512_TARGET))) bool
 decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n, PairA* dst) {
   const PairCodes16& t = *pl.row16;
-  const __m512i mag0 = _mm512_load_si512(t.mag), mag1 = _mm512_load_si512(t.mag + 32),
-                mag2 = _mm512_load_si512(t.mag + 64), mag3 = _mm512_load_si512(t.mag + 96);
-  const __m512i exp0 = _mm512_load_si512(t.exp), exp1 = _mm512_load_si512(t.exp + 32),
-                exp2 = _mm512_load_si512(t.exp + 64), exp3 = _mm512_load_si512(t.exp + 96);
-  const __m512i spc0 = _mm512_load_si512(t.special), spc1 = _mm512_load_si512(t.special + 32),
-                spc2 = _mm512_load_si512(t.special + 64), spc3 = _mm512_load_si512(t.special + 96);
-  const __m512i sgn0 = _mm512_load_si512(t.sgn_neg), sgn1 = _mm512_load_si512(t.sgn_neg + 32),
-                sgn2 = _mm512_load_si512(t.sgn_neg + 64), sgn3 = _mm512_load_si512(t.sgn_neg + 96);
+  const Table128 mags = Table128::load(t.mag), exps = Table128::load(t.exp),
+                 specials = Table128::load(t.special), signs = Table128::load(t.sgn_neg);
   const __m512i bit6 = _mm512_set1_epi16(0x40);
   const __m512i bit7 = _mm512_set1_epi16(static_cast<short>(0x80));
   const __m512i offset_parts = _mm512_set1_epi32(
@@ -72,22 +86,14 @@ decode_pair_run_avx512(const Plan& pl, const std::uint8_t* codes, std::size_t n,
         pairs == 16 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (2 * pairs)) - 1u);
     const __m512i w = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(in_mask, codes + 2 * i));
     const __mmask32 high = _mm512_test_epi16_mask(w, bit6);
-    const __m512i mag = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(mag0, w, mag1),
-                                                _mm512_permutex2var_epi16(mag2, w, mag3));
-    const __m512i exp = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(exp0, w, exp1),
-                                                _mm512_permutex2var_epi16(exp2, w, exp3));
-    const __m512i spc = _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(spc0, w, spc1),
-                                                _mm512_permutex2var_epi16(spc2, w, spc3));
-    any_special = _mm512_or_si512(any_special, spc);
+    const __m512i mag = mags(w, high);
+    const __m512i exp = exps(w, high);
+    any_special = _mm512_or_si512(any_special, specials(w, high));
     // A negative code's offset part (64 for the low code of a pair, 128 for the high one),
     // summed per pair by vpmaddwd: pair_sign_offset.
     const __m512i sgn = _mm512_madd_epi16(
         _mm512_maskz_and_epi32(
-            0xFFFF,
-            _mm512_maskz_mov_epi16(
-                _mm512_test_epi16_mask(w, bit7),
-                _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(sgn0, w, sgn1),
-                                        _mm512_permutex2var_epi16(sgn2, w, sgn3))),
+            0xFFFF, _mm512_maskz_mov_epi16(_mm512_test_epi16_mask(w, bit7), signs(w, high)),
             offset_parts),
         ones);
     const std::size_t dwords = 3 * pairs;
@@ -159,12 +165,8 @@ __attribute__((target(MMAEMU_AVX512_TARGET))) std::uint16_t
 decode_panel_run_avx512(const Plan& pl, const std::uint8_t* const* cols, std::size_t n,
                         PairB* dst) {
   const PairCodes16& t = *pl.panel16;
-  const __m512i mag0 = _mm512_load_si512(t.mag), mag1 = _mm512_load_si512(t.mag + 32),
-                mag2 = _mm512_load_si512(t.mag + 64), mag3 = _mm512_load_si512(t.mag + 96);
-  const __m512i exp0 = _mm512_load_si512(t.exp), exp1 = _mm512_load_si512(t.exp + 32),
-                exp2 = _mm512_load_si512(t.exp + 64), exp3 = _mm512_load_si512(t.exp + 96);
-  const __m512i spc0 = _mm512_load_si512(t.special), spc1 = _mm512_load_si512(t.special + 32),
-                spc2 = _mm512_load_si512(t.special + 64), spc3 = _mm512_load_si512(t.special + 96);
+  const Table128 mags = Table128::load(t.mag), exps = Table128::load(t.exp),
+                 specials = Table128::load(t.special);
   const __m512i bit6 = _mm512_set1_epi16(0x40);
   const __m512i bit7 = _mm512_set1_epi16(static_cast<short>(0x80));
   const __m512i plus = _mm512_set1_epi16(1), minus = _mm512_set1_epi16(-1);
@@ -184,15 +186,9 @@ decode_panel_run_avx512(const Plan& pl, const std::uint8_t* const* cols, std::si
       const __m512i w = _mm512_cvtepu8_epi16(codes);
       const __mmask32 high = _mm512_test_epi16_mask(w, bit6);
       PairB& e = dst[i + q];
-      _mm512_store_si512(e.mag,
-                         _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(mag0, w, mag1),
-                                                 _mm512_permutex2var_epi16(mag2, w, mag3)));
-      _mm512_store_si512(e.exp,
-                         _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(exp0, w, exp1),
-                                                 _mm512_permutex2var_epi16(exp2, w, exp3)));
-      any_special = _mm512_or_si512(
-          any_special, _mm512_mask_blend_epi16(high, _mm512_permutex2var_epi16(spc0, w, spc1),
-                                               _mm512_permutex2var_epi16(spc2, w, spc3)));
+      _mm512_store_si512(e.mag, mags(w, high));
+      _mm512_store_si512(e.exp, exps(w, high));
+      any_special = _mm512_or_si512(any_special, specials(w, high));
       const __mmask32 neg = _mm512_test_epi16_mask(w, bit7);
       for (int s = 0; s < 4; ++s) {
         const __mmask32 flip = (s & 1 ? kEven : 0u) | (s & 2 ? kOdd : 0u);
