@@ -252,8 +252,7 @@ void chain_gemm_plan(const GemmOperands& op, const ChainPlan& plan, const Preset
   if (i16 && i16_carry32_fits(p, view.fmt, max_len)) {
     pl.carry32 = true;
     pl.b_exp_offset = -pl.frac;
-    const int pmin = lowest_nonzero_exp(view.fmt.a) + lowest_nonzero_exp(view.fmt.b);
-    pl.min_exp_binds = pl.min_exp > pmin - pl.frac;
+    pl.min_exp_binds = pl.min_exp > lowest_product_exp(view.fmt) - pl.frac;
   }
   PairCodes16 p16;
   if (i16 && panel_codes16(pl.panel_tab, pl.b_exp_offset, p16))

@@ -92,8 +92,8 @@ bool cpu_can(ChainKernel k) {
   }
 }
 
-} // namespace
-
+// The smallest alignment exponent of a nonzero finite code of format f, and the largest of a
+// finite one.
 int lowest_nonzero_exp(Format f) {
   int e = INT_MAX;
   for (const Fp8Operand& o : fp8_operand_table(f)) {
@@ -112,12 +112,18 @@ int highest_exp(Format f) {
   return e;
 }
 
+} // namespace
+
+int lowest_product_exp(FormatPair fmt) {
+  return lowest_nonzero_exp(fmt.a) + lowest_nonzero_exp(fmt.b);
+}
+
 bool i16_carry32_fits(const Preset& p, FormatPair fmt, std::int64_t max_len) {
   const int s0 = p.frac - spec(fmt.a).frac_bits - spec(fmt.b).frac_bits;
   int log2_len = 0;
   while ((std::int64_t{1} << log2_len) < max_len)
     ++log2_len;
-  const int pmin = lowest_nonzero_exp(fmt.a) + lowest_nonzero_exp(fmt.b);
+  const int pmin = lowest_product_exp(fmt);
   const int pmax = highest_exp(fmt.a) + highest_exp(fmt.b);
   return !p.late_c && p.rounding == BlockRounding::toward_zero && s0 >= 0 && p.frac_out <= 23 &&
          bounds_of(p, fmt).sum < (static_cast<unsigned __int128>(1) << 24) && pmin > -127 &&

@@ -222,10 +222,8 @@ struct Choice {
   bool forced; // a test forced the kernel (detail::force_chain_kernel)
 };
 Choice choose(const Preset& p, FormatPair fmt);
-// The smallest alignment exponent of a nonzero finite code of format f.
-int lowest_nonzero_exp(Format f);
-// The largest alignment exponent of a finite code of format f.
-int highest_exp(Format f);
+// The smallest exponent (alignment exponents' sum) of a nonzero product of fmt's codes.
+int lowest_product_exp(FormatPair fmt);
 // Whether the AVX-512 kernel may keep c as binary32 bits (chain_gemm_i16_tile.inc) in a call
 // whose chains are at most max_len long: blocks rounded toward zero, products not pre-scaled
 // beyond G (bias 0), every block sum below 2^24 (so that it converts exactly), and every
